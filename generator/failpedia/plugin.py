@@ -1,0 +1,97 @@
+"""The mkdocs plugin: load and check the catalog, and add its pages to the build.
+
+Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
+so edits to entries and templates (both watched) show up without a restart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mkdocs.config import config_options
+from mkdocs.config.base import Config
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+from .siteconfig import default_edit_base
+from .render import RenderedPage, SiteSettings, render_site
+from .validator import load_catalog
+
+
+class FailpediaConfig(Config):
+    entries_dir = config_options.Type(str, default="entries")
+    templates_dir = config_options.Type(str, default="templates")
+    edit_base = config_options.Optional(config_options.Type(str))
+    nav_section = config_options.Optional(config_options.Type(str))
+
+
+def fill_nav_section(nav: list | None, title: str, pages: list[dict[str, str]]) -> bool:
+    """Put the category pages under the nav item called ``title``; False if there is none."""
+    for item in nav or []:
+        if isinstance(item, dict) and title in item:
+            item[title] = pages
+            return True
+        if isinstance(item, dict):
+            for value in item.values():
+                if isinstance(value, list) and fill_nav_section(value, title, pages):
+                    return True
+    return False
+
+
+class FailpediaPlugin(BasePlugin[FailpediaConfig]):
+    def __init__(self) -> None:
+        self.pages: list[RenderedPage] = []
+        self.edit_urls: dict[str, str] = {}
+        self.root = Path.cwd()
+
+    def _path(self, value: str) -> Path:
+        return (self.root / value).resolve()
+
+    def on_config(self, config):  # noqa: ANN001, ANN201 - mkdocs hook signature
+        self.root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
+        catalog, problems = load_catalog(self._path(self.config.entries_dir), self.root)
+        if problems:
+            count = len(problems)
+            raise PluginError(
+                f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}"
+            )
+        settings = SiteSettings(self.config.edit_base or default_edit_base(config.repo_url))
+        self.pages = render_site(
+            catalog, self._path(self.config.templates_dir), settings, self.root
+        )
+        if self.config.nav_section:
+            pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
+            if not fill_nav_section(config.nav, self.config.nav_section, pages):
+                raise PluginError(
+                    f"nav_section {self.config.nav_section!r}: no nav item with that title"
+                )
+        self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
+        return config
+
+    def on_files(self, files: Files, config) -> Files:  # noqa: ANN001
+        for page in self.pages:
+            if files.get_file_from_path(page.path) is not None:
+                raise PluginError(
+                    f"docs/{page.path} collides with a generated page; rename or remove it"
+                )
+            in_nav = page.path == "index.md" or page.path.endswith("/index.md")
+            files.append(
+                File.generated(
+                    config,
+                    page.path,
+                    content=page.markdown,
+                    inclusion=InclusionLevel.INCLUDED if in_nav else InclusionLevel.NOT_IN_NAV,
+                )
+            )
+        return files
+
+    def on_page_context(self, context, page, config, nav):  # noqa: ANN001, ANN201
+        if page.file.src_uri in self.edit_urls:
+            page.edit_url = self.edit_urls[page.file.src_uri]
+        return context
+
+    def on_serve(self, server, config, builder):  # noqa: ANN001, ANN201
+        server.watch(str(self._path(self.config.entries_dir)))
+        server.watch(str(self._path(self.config.templates_dir)))
+        return server

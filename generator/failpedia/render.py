@@ -1,0 +1,175 @@
+"""Render the catalog into Markdown pages with the jinja2 templates.
+
+An ordinary function, used by the mkdocs plugin and by ``failpedia render --out``, so the
+pages can be written to disk and built by another engine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .catalog import RELATION_TITLES, Catalog, CatalogEntry
+
+ROLE_TEXT = {
+    "initiating": "initiates a failure",
+    "downstream": "follows from another failure",
+}
+DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
+MORE_IN_CATEGORY = 12
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """What pages need to know about the site they are part of."""
+
+    edit_base: str | None = None  # e.g. https://github.com/org/repo/edit/main/
+
+    def edit_url(self, item: CatalogEntry, root: Path) -> str | None:
+        if not self.edit_base:
+            return None
+        try:
+            relative = item.path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return None
+        return self.edit_base.rstrip("/") + "/" + relative
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """One Markdown page of the site: its path in the docs tree and its text."""
+
+    path: str
+    markdown: str
+    edit_url: str | None = None
+
+
+def _longest_run(text: str, char: str) -> int:
+    runs = re.findall(re.escape(char) + "+", text)
+    return max((len(run) for run in runs), default=0)
+
+
+def fence(text: str, language: str = "text") -> str:
+    """A fenced code block that no backtick run inside ``text`` can close early."""
+    marker = "`" * max(3, _longest_run(text, "`") + 1)
+    return f"{marker}{language}\n{text.rstrip()}\n{marker}"
+
+
+def inline_code(text: str) -> str:
+    marker = "`" * (_longest_run(text, "`") + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{marker}{padding}{text}{padding}{marker}"
+
+
+def table_cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def link_text(text: str) -> str:
+    return re.sub(r"([\[\]\\])", r"\\\1", " ".join(text.split()))
+
+
+def first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s", flat)
+    return flat[: match.start()] if match else flat
+
+
+def make_environment(templates_dir: Path) -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # the output is Markdown; Markdown fields carry no raw HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters.update(
+        fence=fence,
+        inline_code=inline_code,
+        cell=table_cell,
+        link_text=link_text,
+        first_sentence=first_sentence,
+        indent_block=lambda text, width=4: "\n".join(
+            (" " * width + line) if line.strip() else "" for line in text.splitlines()
+        ),
+    )
+    environment.globals.update(
+        role_text=ROLE_TEXT, device_text=DEVICE_TEXT, relation_titles=RELATION_TITLES
+    )
+    return environment
+
+
+def relative_link(from_page: str, to_page: str) -> str:
+    """Relative Markdown link between two docs-tree paths (mkdocs resolves ``.md`` links)."""
+    start = os.path.dirname(from_page) or "."
+    return os.path.relpath(to_page, start).replace(os.sep, "/")
+
+
+def render_site(
+    catalog: Catalog, templates_dir: Path, settings: SiteSettings, root: Path
+) -> list[RenderedPage]:
+    """Every generated page: home, one per category, one per entry."""
+    environment = make_environment(templates_dir)
+    entry_template = environment.get_template("entry.md.j2")
+    category_template = environment.get_template("category.md.j2")
+    home_template = environment.get_template("home.md.j2")
+    pages = [
+        RenderedPage(
+            "index.md",
+            home_template.render(
+                categories=[
+                    (category, len(catalog.in_category(category.id)))
+                    for category in catalog.categories
+                ],
+                total=len(catalog.entries),
+            ),
+        )
+    ]
+    for category in catalog.categories:
+        pages.append(
+            RenderedPage(
+                f"{category.id}/index.md",
+                category_template.render(
+                    category=category,
+                    entries=catalog.in_category(category.id),
+                    link=lambda item: relative_link(f"{category.id}/index.md", item.page_path),
+                ),
+            )
+        )
+    for item in catalog.entries:
+        others = [other for other in catalog.in_category(item.entry.category) if other is not item]
+        pages.append(
+            RenderedPage(
+                item.page_path,
+                entry_template.render(
+                    item=item,
+                    entry=item.entry,
+                    category=catalog.category_by_id[item.entry.category],
+                    links=catalog.links(item.entry.id),
+                    more=others[:MORE_IN_CATEGORY],
+                    more_count=len(others),
+                    edit_url=settings.edit_url(item, root),
+                    link=lambda target, page=item.page_path: relative_link(page, target.page_path),
+                    category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
+                ),
+                edit_url=settings.edit_url(item, root),
+            )
+        )
+    return pages
+
+
+def write_pages(pages: list[RenderedPage], out_dir: Path) -> None:
+    """Write pages under ``out_dir``, refusing two pages at one path."""
+    seen: set[str] = set()
+    for page in pages:
+        if page.path in seen:
+            raise ValueError(f"two generated pages at {page.path}")
+        seen.add(page.path)
+        target = out_dir / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page.markdown, encoding="utf-8")
