@@ -1,0 +1,39 @@
+// Make the site search work on pasted error messages.
+//
+// Material's search runs lunr, whose query syntax gives meaning to characters that error
+// messages are full of: a word ending in ":" ("RuntimeError:") is read as a field name and
+// dropped, leading "+"/"-" mark presence, and "^ ~ *" are boost, fuzziness and wildcard.
+// Queries are cleaned of that syntax before they reach the search worker. A paste with the
+// mouse fires no key event, so it triggers a search here.
+(function () {
+  "use strict";
+
+  function cleanQuery(text) {
+    return String(text)
+      .replace(/[:^~*]/g, " ")
+      .split(/\s+/)
+      .map(function (token) { return token.replace(/^[+-]+/, ""); })
+      .filter(function (token) { return token.length > 0; })
+      .join(" ");
+  }
+  window.failpediaCleanQuery = cleanQuery;
+
+  // The search worker receives the query as a message of type 2 ({type, data}); clean it there
+  // so the text in the box stays exactly what the reader pasted.
+  var postMessage = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (message) {
+    if (message && message.type === 2 && typeof message.data === "string") {
+      var cleaned = cleanQuery(message.data);
+      message = Object.assign({}, message, { data: cleaned });
+    }
+    return postMessage.apply(this, [message].concat([].slice.call(arguments, 1)));
+  };
+
+  document.addEventListener("paste", function (event) {
+    var input = event.target;
+    if (!input || !input.matches || !input.matches("[data-md-component=search-query]")) return;
+    setTimeout(function () {
+      input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
+    }, 0);
+  });
+})();
