@@ -3,8 +3,9 @@
 // Material's search runs lunr, whose query syntax gives meaning to characters that error
 // messages are full of: a word ending in ":" ("RuntimeError:") is read as a field name and
 // dropped, leading "+"/"-" mark presence, and "^ ~ *" are boost, fuzziness and wildcard.
-// Queries are cleaned of that syntax before they reach the search worker. A paste with the
-// mouse fires no key event, so it triggers a search here.
+// Queries are cleaned of that syntax before they reach the search worker. The search box
+// listens for key events, so a paste with the mouse, a drop or an autocompletion would not
+// search: every input event is passed on as a keyup (the search skips repeated values).
 (function () {
   "use strict";
 
@@ -29,11 +30,9 @@
     return postMessage.apply(this, [message].concat([].slice.call(arguments, 1)));
   };
 
-  document.addEventListener("paste", function (event) {
+  document.addEventListener("input", function (event) {
     var input = event.target;
     if (!input || !input.matches || !input.matches("[data-md-component=search-query]")) return;
-    setTimeout(function () {
-      input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
-    }, 0);
+    input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
   });
 })();

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install everything the tests need (Debian's Chromium, torch CPU, the package with its
+# test extras), then run the linter and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/bin/chromium ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+# torch is pinned: an unpinned torch pulls a multi-GB CUDA build.
+python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" -e ".[test]"
+export NO_MKDOCS_2_WARNING=1
+python3 -m ruff check .
+python3 -m pytest "$@"

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitebuild import CHROMIUM, CHROMIUM_ARGS, REPO, SiteServer, mkdocs_build
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's site, built with ``mkdocs build --strict``."""
+    site_dir = tmp_path_factory.mktemp("site")
+    result = mkdocs_build(REPO, site_dir, "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return site_dir
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path) -> Iterator[str]:
+    with SiteServer(built_site) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see README)")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

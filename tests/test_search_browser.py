@@ -1,0 +1,79 @@
+"""Site search in headless Chromium finds an entry from its pasted or typed error text."""
+
+from __future__ import annotations
+
+import pytest
+
+from failpedia.validator import load_catalog
+from sitebuild import REPO
+
+CATALOG, _ = load_catalog(REPO / "entries", REPO)
+
+
+def _queries() -> list[tuple[str, str, str]]:
+    """(entry page path, label, query): each signature's first line and each alias."""
+    cases = []
+    for item in CATALOG.entries:
+        url = f"{item.entry.category}/{item.entry.id}/"
+        for index, signature in enumerate(item.entry.signatures):
+            line = next(text for text in signature.text.splitlines() if text.strip())
+            cases.append((url, f"{item.entry.id}-signature{index}", line.strip()))
+        for index, alias in enumerate(item.entry.aliases):
+            cases.append((url, f"{item.entry.id}-alias{index}", alias.text))
+    return cases
+
+
+CASES = _queries()
+FIRST_RESULT = ".md-search-result__list > li:first-child a"
+
+
+@pytest.fixture
+def search_page(browser, site_url):  # noqa: ANN001, ANN201
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(site_url, wait_until="load")
+    page.click("label[for=__search]")
+    yield page
+    context.close()
+    outside = [url for url in requests if not url.startswith(site_url)]
+    assert not outside, f"requests left the site: {outside}"
+
+
+def _first_result(page, expected: str) -> str:  # noqa: ANN001
+    """Wait until the first result is the expected page, or give up and report it."""
+    try:
+        page.wait_for_function(
+            """([selector, expected]) => {
+                const link = document.querySelector(selector);
+                return link && new URL(link.href).pathname.endsWith("/" + expected);
+            }""",
+            arg=[FIRST_RESULT, expected],
+            timeout=15_000,
+        )
+    except Exception:  # noqa: BLE001 - report what was found instead
+        pass
+    link = page.query_selector(FIRST_RESULT)
+    return link.get_attribute("href") if link else "(no results)"
+
+
+@pytest.mark.parametrize(("url", "label", "query"), CASES, ids=[case[1] for case in CASES])
+def test_typed_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:  # noqa: ANN001
+    search_page.keyboard.type(query)
+    first = _first_result(search_page, url)
+    assert first.split("#")[0].endswith(url), f"{query!r}: first result {first}"
+
+
+@pytest.mark.parametrize(("url", "label", "query"), CASES, ids=[case[1] for case in CASES])
+def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:  # noqa: ANN001
+    # insert_text delivers text the way a mouse paste does: an input event and no key events.
+    search_page.keyboard.insert_text(query)
+    first = _first_result(search_page, url)
+    assert first.split("#")[0].endswith(url), f"{query!r}: first result {first}"
+
+
+def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
+    """The page strips lunr query syntax (field colons, presence, boost, fuzz, wildcards)."""
+    cleaned = search_page.evaluate("window.failpediaCleanQuery('RuntimeError: +x -y ^2 a~1 b*')")
+    assert cleaned == "RuntimeError x y 2 a 1 b"

@@ -1,0 +1,157 @@
+"""The built site: every entry and category has its page, links and anchors resolve."""
+
+from __future__ import annotations
+
+import html.parser
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from failpedia.validator import load_catalog
+from sitebuild import REPO, mkdocs_build
+
+CATALOG, _ = load_catalog(REPO / "entries", REPO)
+
+
+class _PageLinks(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.external_assets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(values["id"] or "")
+        if values.get("name") and tag == "a":
+            self.ids.add(values["name"] or "")
+        for attribute in ("href", "src"):
+            target = values.get(attribute)
+            if not target:
+                continue
+            if urlsplit(target).scheme in ("http", "https") or target.startswith("//"):
+                if tag in ("link", "script", "img") and (tag != "link" or values.get("rel") in (
+                    "stylesheet",
+                    "preconnect",
+                )):
+                    self.external_assets.append(target)
+                continue
+            if urlsplit(target).scheme:
+                continue
+            self.links.append(target)
+
+
+def _parse(page: Path) -> _PageLinks:
+    parser = _PageLinks()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _resolve(site: Path, page: Path, link: str) -> tuple[Path, str]:
+    parts = urlsplit(link)
+    base = page if not parts.path else (page.parent / unquote(parts.path))
+    target = base.resolve()
+    if target.is_dir():
+        target = target / "index.html"
+    return target, unquote(parts.fragment)
+
+
+def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:
+    pages = sorted(built_site.rglob("*.html"))
+    parsed = {page.resolve(): _parse(page) for page in pages}
+    broken = []
+    for page, links in parsed.items():
+        for link in links.links:
+            target, fragment = _resolve(built_site, page, link)
+            if not target.exists():
+                broken.append(f"{page.relative_to(built_site.resolve())}: {link} (no file)")
+                continue
+            if fragment and target.suffix == ".html":
+                ids = parsed[target].ids if target in parsed else _parse(target).ids
+                if fragment not in ids:
+                    broken.append(f"{page.relative_to(built_site.resolve())}: {link} (no anchor)")
+    assert not broken, "\n".join(broken)
+
+
+def test_link_checker_catches_a_broken_link(tmp_path: Path) -> None:
+    """The checker above must be able to fail: feed it a page with a dead link and anchor."""
+    (tmp_path / "a").mkdir()
+    page = tmp_path / "a" / "index.html"
+    page.write_text('<h2 id="here">x</h2><a href="../missing/">m</a><a href="#nowhere">n</a>')
+    links = _parse(page)
+    target, _ = _resolve(tmp_path, page, links.links[0])
+    assert not target.exists()
+    assert "nowhere" not in links.ids and "here" in links.ids
+
+
+def test_pages_make_no_external_requests(built_site: Path) -> None:
+    offenders = {
+        str(page.relative_to(built_site)): _parse(page).external_assets
+        for page in built_site.rglob("*.html")
+        if _parse(page).external_assets
+    }
+    assert not offenders
+
+
+def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
+    assert CATALOG.entries, "the catalog is empty"
+    for item in CATALOG.entries:
+        page = built_site / item.entry.category / item.entry.id / "index.html"
+        text = page.read_text(encoding="utf-8")
+        headings = ["Quick answer", "Signatures", "Affects", "What happens", "Confirm it", "Fix"]
+        headings += ["Reproducer"]
+        positions = [text.find(heading) for heading in headings]
+        assert all(position >= 0 for position in positions), (item.entry.id, positions)
+        assert positions == sorted(positions), item.entry.id
+        first_line = item.entry.signatures[0].text.splitlines()[0]
+        assert _html_text(first_line) in text, item.entry.id
+        assert f"entries/{item.entry.category}/{item.entry.id}/entry.yaml" in text
+
+
+def _html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace(
+        '"', "&quot;"
+    ).replace("'", "&#39;")
+
+
+def test_category_pages_list_every_entry_and_home_counts_them(built_site: Path) -> None:
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    for category in CATALOG.categories:
+        page = (built_site / category.id / "index.html").read_text(encoding="utf-8")
+        entries = CATALOG.in_category(category.id)
+        for item in entries:
+            assert f'href="{item.entry.id}/"' in page, (category.id, item.entry.id)
+        assert f"{category.id}/" in home
+        assert f"<td style=\"text-align: right;\">{len(entries)}</td>" in home
+
+
+def test_entries_stay_out_of_the_navigation(built_site: Path) -> None:
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    nav = home[home.find('<nav class="md-nav md-nav--primary"') :]
+    nav = nav[: nav.find("</nav>")]
+    for item in CATALOG.entries:
+        assert f"{item.entry.category}/{item.entry.id}/" not in nav
+    for category in CATALOG.categories:
+        assert f"{category.id}/" in nav
+
+
+def test_a_broken_entry_fails_the_build_with_its_location(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    for name in ("mkdocs.yml", "docs", "templates", "entries"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, project / name)
+        else:
+            project.mkdir(exist_ok=True)
+            shutil.copy(source, project / name)
+    entry = project / "entries/compile/dynamo-recompile-limit/entry.yaml"
+    entry.write_text(entry.read_text().replace("kind: warning", "kind: warnin"))
+    site = tmp_path / "site"
+    result = mkdocs_build(project, site, "--strict")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "entries/compile/dynamo-recompile-limit/entry.yaml:" in output
+    assert "kind: must be one of" in output
+    assert "Traceback" not in output
+    assert not (site / "index.html").exists()
