@@ -4,7 +4,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from sitebuild import CHROMIUM, CHROMIUM_ARGS, REPO, SiteServer, mkdocs_build
 
 

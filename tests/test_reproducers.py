@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from failpedia.catalog import CatalogEntry
 from failpedia.validator import load_catalog
 from sitebuild import REPO

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from .render import SiteSettings, render_site, write_pages
-from .schema import SCHEMA_FILENAMES, schema_text, write_schemas
 from .scaffold import scaffold_entry
+from .schema import SCHEMA_FILENAMES, schema_text, write_schemas
 from .siteconfig import read_site_config
 from .validator import load_catalog
 

@@ -34,7 +34,8 @@ def model_fields(cls: type) -> tuple[FieldInfo, ...]:
             default = item.default
         else:
             default = None
-        result.append(FieldInfo(item.name, hints[item.name], required, default, dict(item.metadata)))
+        metadata = dict(item.metadata)
+        result.append(FieldInfo(item.name, hints[item.name], required, default, metadata))
     return tuple(result)
 
 

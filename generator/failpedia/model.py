@@ -74,7 +74,8 @@ class Signature:
         "Where the wording was checked: the framework's source or a reproducer's output."
     )
     verified_at: str = spec(
-        "The file and release it was checked in, e.g. `torch/_dynamo/convert_frame.py, torch 2.13.0`."
+        "The file and release it was checked in, e.g. "
+        "`torch/_dynamo/convert_frame.py, torch 2.13.0`."
     )
     emitted_by: str = spec("The releases that emit this wording, e.g. `torch >= 2.7`.")
 

@@ -14,8 +14,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 
-from .siteconfig import default_edit_base
 from .render import RenderedPage, SiteSettings, render_site
+from .siteconfig import default_edit_base
 from .validator import load_catalog
 
 

@@ -137,7 +137,9 @@ def render_site(
                 category_template.render(
                     category=category,
                     entries=catalog.in_category(category.id),
-                    link=lambda item: relative_link(f"{category.id}/index.md", item.page_path),
+                    link=lambda item, page=f"{category.id}/index.md": relative_link(
+                        page, item.page_path
+                    ),
                 ),
             )
         )

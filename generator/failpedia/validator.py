@@ -25,8 +25,8 @@ from .loader import (
 )
 from .model import INVERSE_RELATION, Category, CategoryRegistry, Entry
 from .patterns import PatternError, compile_pattern
-from .scaffold import PLACEHOLDER
 from .problems import ProblemList, display_path
+from .scaffold import PLACEHOLDER
 from .yamlsource import FieldPath, format_field_path
 
 INVALID = object()
@@ -69,8 +69,7 @@ class _Converter:
         origin = typing.get_origin(tp)
         if origin is typing.Literal:
             choices = typing.get_args(tp)
-            if value == PLACEHOLDER:
-                self.problem(path, f"still the placeholder {PLACEHOLDER}: {metadata['description']}")
+            if self.is_placeholder(value, metadata, path):
                 return INVALID
             if value not in choices:
                 listed = ", ".join(repr(choice) for choice in choices)
@@ -131,8 +130,7 @@ class _Converter:
         if not value.strip():
             self.problem(path, "must not be empty")
             return INVALID
-        if value.strip() == PLACEHOLDER:
-            self.problem(path, f"still the placeholder {PLACEHOLDER}: {metadata['description']}")
+        if self.is_placeholder(value.strip(), metadata, path):
             return INVALID
         pattern = metadata.get("pattern")
         if pattern and not re.fullmatch(pattern, value):
@@ -149,6 +147,13 @@ class _Converter:
                     f"raw HTML is not allowed ({tag!r}); use Markdown, or put code in backticks",
                 )
         return value
+
+    def is_placeholder(self, value: Any, metadata: dict[str, Any], path: FieldPath) -> bool:
+        """A scaffold's TODO left in place: name the field and what it needs."""
+        if value != PLACEHOLDER:
+            return False
+        self.problem(path, f"still the placeholder {PLACEHOLDER}: {metadata['description']}")
+        return True
 
     def convert_int(self, value: Any, metadata: dict[str, Any], path: FieldPath) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -284,7 +289,8 @@ def _check_entry(
         known = ", ".join(sorted(category_ids))
         problem(("category",), f"unknown category {entry.category!r}; known: {known}")
     if not (item.folder / entry.reproducer.script).is_file():
-        problem(("reproducer", "script"), f"{entry.reproducer.script} not found in the entry folder")
+        script = entry.reproducer.script
+        problem(("reproducer", "script"), f"{script} not found in the entry folder")
     for index, signature in enumerate(entry.signatures):
         path: FieldPath = ("signatures", index, "pattern")
         try:
