@@ -1,11 +1,14 @@
 """Reproducer for matmul-dtype-mismatch.
 
-`python repro.py`: tabular features come from NumPy, whose default float dtype is
+`python repro.py`: a batch of features comes from NumPy, whose default float dtype is
 float64, and `torch.from_numpy` keeps that dtype. The model's parameters are float32
-(PyTorch's default), so the first `nn.Linear` hands addmm a Double input and a Float
-weight and it refuses: `mat1 and mat2 must have the same dtype, but got Double and Float`.
+(PyTorch's default). The same float64 batch meets float32 weights in the three matrix
+products a model typically uses, and each refuses it with its own wording:
+`nn.Linear` (addmm) says `mat1 and mat2 must have the same dtype, but got Double and Float`,
+`x @ weight` (mm) says `expected m1 and m2 to have the same dtype, but got: double != float`,
+and `torch.bmm` says `expected scalar type Float but found Double`.
 `python repro.py --fixed`: the batch is built in the dtype of the model's parameters, so
-input and weight agree and a training step runs.
+all three products run.
 """
 
 import sys
@@ -18,9 +21,17 @@ FIXED = "--fixed" in sys.argv[1:]
 torch.manual_seed(0)
 rng = np.random.default_rng(0)
 
-features = rng.normal(size=(4, 20))  # float64: NumPy's default
-labels = torch.from_numpy(rng.integers(0, 5, size=4))
-model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))  # float32 parameters
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(20, 16)  # F.linear with a bias: addmm
+        self.proj = nn.Parameter(torch.randn(20, 16))  # x @ proj: mm
+        self.keys = nn.Parameter(torch.randn(4, 20, 6))  # batched product: bmm
+
+
+model = Block()  # float32 parameters
+features = rng.normal(size=(4, 6, 20))  # float64: NumPy's default
 
 # --- fix: start
 def to_model_dtype(array: np.ndarray, model: nn.Module) -> torch.Tensor:
@@ -29,7 +40,20 @@ def to_model_dtype(array: np.ndarray, model: nn.Module) -> torch.Tensor:
 # --- fix: end
 
 batch = to_model_dtype(features, model) if FIXED else torch.from_numpy(features)
-print(f"input dtype: {batch.dtype}, weight dtype: {model[0].weight.dtype}")
-loss = nn.functional.cross_entropy(model(batch), labels)
-loss.backward()
-print(f"loss: {loss.item():.4f}")
+print(f"input dtype: {batch.dtype}, parameter dtype: {model.linear.weight.dtype}")
+
+products = {
+    "nn.Linear(x)": lambda x: model.linear(x),
+    "x @ weight": lambda x: x @ model.proj,
+    "torch.bmm(x, keys)": lambda x: torch.bmm(x, model.keys),
+}
+failed = 0
+for name, product in products.items():
+    print(f"--- {name}")
+    try:
+        out = product(batch)
+        print(f"ok, output {tuple(out.shape)} {out.dtype}")
+    except RuntimeError as error:
+        failed += 1
+        print(f"RuntimeError: {error}")
+sys.exit(1 if failed else 0)
