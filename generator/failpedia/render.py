@@ -79,6 +79,15 @@ def first_sentence(text: str) -> str:
     return flat[: match.start()] if match else flat
 
 
+def search_terms(item: CatalogEntry) -> list[str]:
+    """What the search index weighs most for an entry: each signature's first line, aliases."""
+    terms = []
+    for signature in item.entry.signatures:
+        terms.append(next(line.strip() for line in signature.text.splitlines() if line.strip()))
+    terms.extend(alias.text for alias in item.entry.aliases)
+    return terms
+
+
 def make_environment(templates_dir: Path) -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
@@ -151,6 +160,7 @@ def render_site(
                 entry_template.render(
                     item=item,
                     entry=item.entry,
+                    search_terms=search_terms(item),
                     category=catalog.category_by_id[item.entry.category],
                     links=catalog.links(item.entry.id),
                     more=others[:MORE_IN_CATEGORY],
