@@ -33,6 +33,7 @@ INVALID = object()
 _CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 _RAW_HTML = re.compile(r"<(?:/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|!--|\?|!\[CDATA\[)")
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TYPE_NAMES = {str: "text", int: "an integer", list: "a list", dict: "a mapping"}
 
 
@@ -131,6 +132,14 @@ class _Converter:
             self.problem(path, "must not be empty")
             return INVALID
         if self.is_placeholder(value.strip(), metadata, path):
+            return INVALID
+        control = _CONTROL_CHARACTER.search(value)
+        if control:
+            self.problem(
+                path,
+                f"contains the control character {control.group()!r} (terminal colour codes?); "
+                "remove it: logs are matched after colour codes are stripped",
+            )
             return INVALID
         pattern = metadata.get("pattern")
         if pattern and not re.fullmatch(pattern, value):
