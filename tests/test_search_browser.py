@@ -75,5 +75,7 @@ def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, q
 
 def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
     """The page strips lunr query syntax (field colons, presence, boost, fuzz, wildcards)."""
-    cleaned = search_page.evaluate("window.failpediaCleanQuery('RuntimeError: +x -y ^2 a~1 b*')")
-    assert cleaned == "RuntimeError x y 2 a 1 b"
+    cleaned = search_page.evaluate(
+        "window.failpediaCleanQuery('RuntimeError: Error(s) +xx -yy ^2 ab~1 cd* (8)')"
+    )
+    assert cleaned == "RuntimeError Error xx yy ab cd"

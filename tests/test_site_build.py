@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from failpedia.siteconfig import read_site_config
 from failpedia.validator import load_catalog
 from sitebuild import REPO, mkdocs_build
 
@@ -48,9 +49,17 @@ def _parse(page: Path) -> _PageLinks:
     return parser
 
 
+SITE_PATH = urlsplit(read_site_config(REPO / "mkdocs.yml").site_url or "/").path
+
+
 def _resolve(site: Path, page: Path, link: str) -> tuple[Path, str]:
+    """The file and anchor a link points to; root-relative links (404.html) use site_url."""
     parts = urlsplit(link)
-    base = page if not parts.path else (page.parent / unquote(parts.path))
+    if parts.path.startswith("/"):
+        assert parts.path.startswith(SITE_PATH), f"{link} is outside {SITE_PATH}"
+        base = site / unquote(parts.path[len(SITE_PATH) :])
+    else:
+        base = page if not parts.path else (page.parent / unquote(parts.path))
     target = base.resolve()
     if target.is_dir():
         target = target / "index.html"
@@ -99,8 +108,9 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
     for item in CATALOG.entries:
         page = built_site / item.entry.category / item.entry.id / "index.html"
         text = page.read_text(encoding="utf-8")
-        headings = ["Quick answer", "Signatures", "Affects", "What happens", "Confirm it", "Fix"]
-        headings += ["Reproducer"]
+        text = text[text.index("<article") : text.index("</article>")]
+        headings = ['Quick answer</p>', 'id="signatures"', 'id="affects"', 'id="what-happens"']
+        headings += ['id="confirm-it"', 'id="fix"', 'id="reproducer"']
         positions = [text.find(heading) for heading in headings]
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
         assert positions == sorted(positions), item.entry.id
@@ -129,7 +139,7 @@ def test_category_pages_list_every_entry_and_home_counts_them(built_site: Path) 
 def test_entries_stay_out_of_the_navigation(built_site: Path) -> None:
     home = (built_site / "index.html").read_text(encoding="utf-8")
     nav = home[home.find('<nav class="md-nav md-nav--primary"') :]
-    nav = nav[: nav.find("</nav>")]
+    nav = nav[: nav.find('class="md-content"')]
     for item in CATALOG.entries:
         assert f"{item.entry.category}/{item.entry.id}/" not in nav
     for category in CATALOG.categories:

@@ -9,12 +9,15 @@
 (function () {
   "use strict";
 
+  // Punctuation becomes a space (the index splits on it too), and one-character leftovers
+  // are dropped: with the lone "s" of "Error(s)" in the query, pasting "Error(s) in loading
+  // state_dict for Net" ranked an unrelated page first and the state_dict entry not at all.
   function cleanQuery(text) {
     return String(text)
-      .replace(/[:^~*]/g, " ")
+      .replace(/[:^~*()[\]{}<>"'`,;!=|]/g, " ")
       .split(/\s+/)
       .map(function (token) { return token.replace(/^[+-]+/, ""); })
-      .filter(function (token) { return token.length > 0; })
+      .filter(function (token) { return token.length > 1; })
       .join(" ");
   }
   window.failpediaCleanQuery = cleanQuery;
