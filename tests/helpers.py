@@ -1,0 +1,116 @@
+"""Shared helpers for the CLI tests: run ``failpedia`` on copies of a tiny fixture project.
+
+``tests/fixtures/mini`` holds two categories and three small valid entries whose
+signatures are made-up plain-language messages (test data, not real failures). Tests copy
+it into a temporary folder, break one thing in one entry, and check the exact
+``path:line: field.path: message`` lines the validator prints.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+FIXTURE = TESTS_DIR / "fixtures" / "mini"
+
+# Entries of the fixture, as ``category/id``.
+LIMIT = "widgets/widget-limit"
+JAM = "widgets/widget-jam"
+TIMEOUT = "gadgets/gadget-timeout"
+ENTRIES = (LIMIT, JAM, TIMEOUT)
+
+# A line of a problem report: ``path[:line]: [field.path: ]message``.
+REPORT_LINE = r"^[^:]+(:\d+)?: .+"
+
+
+def copy_fixture(destination: Path) -> Path:
+    """Copy the mini project into ``destination/mini`` and return its root."""
+    root = destination / "mini"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def run_cli(root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m failpedia.cli --root ROOT ARGS...`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "failpedia.cli", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def entry_file(root: Path, entry: str) -> Path:
+    return root / "entries" / entry / "entry.yaml"
+
+
+def display(entry: str) -> str:
+    """The path the validator prints for an entry's file."""
+    return f"entries/{entry}/entry.yaml"
+
+
+def read_entry(root: Path, entry: str) -> str:
+    return entry_file(root, entry).read_text(encoding="utf-8")
+
+
+def write_entry(root: Path, entry: str, text: str) -> None:
+    entry_file(root, entry).write_text(text, encoding="utf-8")
+
+
+def replace_in_entry(root: Path, entry: str, old: str, new: str) -> str:
+    """Replace the single occurrence of ``old`` in an entry file; return the new text."""
+    text = read_entry(root, entry)
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {entry}"
+    text = text.replace(old, new)
+    write_entry(root, entry, text)
+    return text
+
+
+def replace_line(root: Path, entry: str, prefix: str, new: str) -> str:
+    """Replace the one line of an entry file starting with ``prefix``; return the new text."""
+    lines = read_entry(root, entry).split("\n")
+    found = [index for index, line in enumerate(lines) if line.startswith(prefix)]
+    assert len(found) == 1, f"{prefix!r} starts lines {found} in {entry}"
+    lines[found[0]] = new
+    text = "\n".join(lines)
+    write_entry(root, entry, text)
+    return text
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based number of the one line of ``text`` containing ``needle``."""
+    found = [number for number, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(found) == 1, f"{needle!r} is on lines {found}"
+    return found[0]
+
+
+def problem_lines(stderr: str) -> list[str]:
+    """The problem lines of a validate report, without the closing count line."""
+    lines = stderr.splitlines()
+    assert lines, "nothing on stderr"
+    assert lines[-1].endswith(("problem found.", "problems found.")), lines[-1]
+    return lines[:-1]
+
+
+def validate(root: Path) -> tuple[int, list[str]]:
+    """Run ``failpedia validate``; return its exit code and problem lines.
+
+    Asserts what every failing run must do: exit 1, print no traceback, report one
+    problem per line in the ``path:line: field: message`` form, and count them.
+    """
+    result = run_cli(root, "validate")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    lines = problem_lines(result.stderr)
+    count = len(lines)
+    summary = result.stderr.splitlines()[-1]
+    assert summary == f"{count} problem{'s' * (count > 1)} found.", result.stderr
+    bad = [line for line in lines if not re.match(REPORT_LINE, line)]
+    assert not bad, f"lines not in path:line: field: message form: {bad}"
+    return result.returncode, lines
