@@ -213,7 +213,7 @@ def test_missing_required_section(root):
     _, lines = validate(root)
     # The file's top-level mapping starts on line 2, after the schema comment.
     assert lines == [
-        f"{LIMIT_FILE}:2: missing required field 'mechanism': {description(Entry, 'mechanism')}"
+        f"{LIMIT_FILE}:2: mechanism: missing required field: {description(Entry, 'mechanism')}"
     ]
 
 
@@ -222,8 +222,8 @@ def test_missing_required_nested_field(root):
     item_line = line_of(text, '- text: "FooError')
     _, lines = validate(root)
     assert lines == [
-        f"{LIMIT_FILE}:{item_line}: signatures[0]: missing required "
-        f"field 'verified_from': {description(Signature, 'verified_from')}"
+        f"{LIMIT_FILE}:{item_line}: signatures[0].verified_from: missing required "
+        f"field: {description(Signature, 'verified_from')}"
     ]
 
 
@@ -246,11 +246,6 @@ def test_document_that_is_not_a_mapping(root):
     assert lines == [f"{LIMIT_FILE}:2: expected a mapping of fields, got a list"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an empty entry.yaml is reported as 'expected a mapping of fields, got "
-    "NoneType' (Python type name leaks; _Converter.type_name has no case for None)",
-)
 def test_empty_file_message_is_plain_language(root):
     write_entry(root, LIMIT, "")
     _, lines = validate(root)
@@ -291,12 +286,6 @@ def test_duplicate_id_in_two_categories(root):
     ), lines
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the duplicate-id problem is always reported at line 1 (hard-coded in "
-    "validator.load_catalog), not at the line of the `id:` field (line 2 after the schema "
-    "comment every entry starts with)",
-)
 def test_duplicate_id_names_the_id_line(root):
     copy_limit_into_gadgets(root)
     _, lines = validate(root)
@@ -599,13 +588,6 @@ def test_all_problems_in_all_files_are_reported_in_one_run(root):
 # --- bugs found: each of these fails today ------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: explicit YAML tags with a value their constructor rejects (`!!int abc`, "
-    "`!!float abc`, `!!bool maybe`, `!!timestamp x`) raise ValueError/KeyError/AttributeError "
-    "from PyYAML's SafeConstructor; yamlsource.parse_yaml only catches yaml.YAMLError, so "
-    "`failpedia validate` dies with a traceback",
-)
 @pytest.mark.parametrize("tagged", ["!!int abc", "!!float abc", "!!bool maybe", "!!timestamp x"])
 def test_explicit_tag_with_bad_value_is_a_problem_not_a_traceback(root, tagged):
     replace_in_entry(root, LIMIT, "title: Widget count exceeds the limit", f"title: {tagged}")
@@ -614,13 +596,6 @@ def test_explicit_tag_with_bad_value_is_a_problem_not_a_traceback(root, tagged):
     assert lines[0].startswith(f"{LIMIT_FILE}:3: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: deeply nested YAML (900,000 '[' = 900 KB, under the 1 MB file limit) "
-    "overflows the C stack in PyYAML's CSafeLoader composer: `failpedia validate` is killed "
-    "by SIGSEGV instead of reporting a problem (the RecursionError guard in parse_yaml never "
-    "runs; nesting from ~30,000 levels crashes)",
-)
 def test_deeply_nested_yaml_is_a_problem_not_a_crash(root):
     write_entry(root, LIMIT, "[" * 900_000)
     _, lines = validate(root)
@@ -628,26 +603,14 @@ def test_deeply_nested_yaml_is_a_problem_not_a_crash(root):
     assert lines[0].startswith(f"{LIMIT_FILE}:")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: field paths are printed raw, so a key containing a line break (here "
-    "\"summ\\nary\") splits one problem over two report lines that do not match "
-    "`path:line: field: message`",
-)
 def test_key_with_line_break_stays_on_one_report_line(root):
     text = replace_in_entry(root, LIMIT, "affects:\n", '"summ\\nary": x\naffects:\n')
     _, lines = validate(root)
     assert len(lines) == 1
-    assert lines[0].startswith(f"{LIMIT_FILE}:{line_of(text, 'summ')}: ")
+    assert lines[0].startswith(f"{LIMIT_FILE}:{line_of(text, '"summ')}: ")
     assert all(re.match(REPORT_LINE, line) for line in lines)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a character YAML refuses (here U+001F) raises a yaml.ReaderError, which "
-    "parse_yaml reports on line 1 whatever the line, with a two-line message ending "
-    "'in \"<unicode string>\", position N' (a character offset)",
-)
 def test_control_character_is_reported_on_its_line(root):
     text = replace_in_entry(root, LIMIT, "kind: crash", "kind: cr\x1fash")
     _, lines = validate(root)
@@ -656,12 +619,6 @@ def test_control_character_is_reported_on_its_line(root):
     assert "<unicode string>" not in lines[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a pattern with a backslash before a line break gets the PatternError "
-    "message \"'\\<newline>' is not in the portable dialect\" with the raw line break in it, "
-    "splitting the problem over two report lines",
-)
 def test_pattern_error_stays_on_one_report_line(root):
     replace_in_entry(root, LIMIT, LIMIT_PATTERN, '"FooError: widget count\\\\\\n"')
     _, lines = validate(root)
@@ -669,12 +626,6 @@ def test_pattern_error_stays_on_one_report_line(root):
     assert lines[0].startswith(f"{LIMIT_FILE}:10: signatures[0].pattern: column 23: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a quoted string left open on the last line is reported one line past the "
-    "end of the file (libyaml's problem_mark at end of stream), not on the line where the "
-    "quote opens (the error's context_mark)",
-)
 def test_unclosed_quote_on_last_line_names_that_line(root):
     text = replace_line(root, LIMIT, "  timeout:", '  timeout: "30')
     assert text.endswith('"30\n')
@@ -685,27 +636,12 @@ def test_unclosed_quote_on_last_line_names_that_line(root):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="BUG: validator.find_raw_html is quadratic: its code-span regex "
-    "(`+)(?!`).*?(?<!`)\\1(?!`) rescans the rest of the text from every backtick; 100 KB "
-    "of backticks in a Markdown field takes minutes (32 KB: ~14 s), far inside the 1 MB limit",
-)
 def test_backtick_heavy_markdown_validates_quickly(root):
     replace_line(root, LIMIT, "summary:", "summary: '" + "`" * 100_000 + "'")
     result = run_cli(root, "validate", timeout=3)
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="BUG: the dialect accepts adjacent unbounded repeats of overlapping classes "
-    "(`\\d*\\d*...\\d*FooError...`), which backtrack polynomially (O(n^k)): the self-match "
-    "check in the validator (and any engine running the pattern on a log line) hangs on a "
-    "40-digit line; patterns.py claims to refuse anything that backtracks catastrophically",
-)
 def test_polynomial_backtracking_pattern_is_refused_quickly(root):
     pattern = "\\d*" * 10 + "FooError: widget count \\d+ exceeds limit \\d+"
     replace_in_entry(root, LIMIT, LIMIT_PATTERN, f"'{pattern}'")

@@ -13,7 +13,8 @@ from .render import SiteSettings, render_site, write_pages
 from .scaffold import scaffold_entry
 from .schema import SCHEMA_FILENAMES, schema_text, write_schemas
 from .siteconfig import read_site_config
-from .validator import load_catalog
+from .problems import ProblemList
+from .validator import load_catalog, load_categories
 
 
 def _paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -36,8 +37,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
+    problems = ProblemList()
+    categories = {category.id for category in load_categories(entries_dir, root, problems)}
+    if problems:
+        print(problems.report(), file=sys.stderr)
+        return 1
     try:
-        folder = scaffold_entry(entries_dir, args.target)
+        folder = scaffold_entry(entries_dir, args.target, categories)
     except ValueError as error:
         print(f"failpedia new: {error}", file=sys.stderr)
         return 2

@@ -13,15 +13,17 @@ character classes ``[...]`` and ``[^...]`` with ranges; ``.``; groups ``(...)`` 
 
 Refused: backreferences, lookaround, named groups, inline flags, ``\\A \\Z \\n`` and other
 escapes whose meaning differs; an unbounded repeat (``* + {n,}``) of anything but a
-single character or class; any repeat of a group other than ``?``; patterns without a
-fixed literal core of at least ``MIN_LITERAL`` characters, which would match unrelated
-lines.
+single character or class; any repeat of a group other than ``?``; two unbounded repeats
+that can match the same characters with nothing required between them that the first
+cannot match (``\\d*\\d*``, ``.*\\s+``), whose backtracking grows polynomially with the
+line; patterns without a fixed literal core of at least ``MIN_LITERAL`` characters,
+which would match unrelated lines.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MIN_LITERAL = 6
 MAX_REPEAT = 1000
@@ -31,7 +33,13 @@ CLASS_ESCAPES = {
     "w": "A-Za-z0-9_",
     "s": "\\t\\n\\v\\f\\r ",
 }
+CLASS_ESCAPE_CHARS = {
+    "d": "0123456789",
+    "w": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_",
+    "s": "\t\n\v\f\r ",
+}
 LITERAL_ESCAPES = {"t": "\t"}
+REPEAT = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 DOT = "[^\\n\\r\\u2028\\u2029]"
 
 
@@ -82,6 +90,60 @@ def pattern_for_text(text: str) -> str:
     return "".join(escape_literal(char) for char in line)
 
 
+@dataclass(frozen=True)
+class _Chars:
+    """The characters an atom can match: an ASCII set, and whether any non-ASCII one."""
+
+    ascii: frozenset[str]
+    other: bool = False
+
+    def __or__(self, other: _Chars) -> _Chars:
+        return _Chars(self.ascii | other.ascii, self.other or other.other)
+
+    def overlaps(self, other: _Chars) -> bool:
+        return bool(self.ascii & other.ascii) or (self.other and other.other)
+
+    def negated(self) -> _Chars:
+        return _Chars(_ALL_ASCII - self.ascii, True)
+
+    @staticmethod
+    def of(text: str) -> _Chars:
+        return _Chars(frozenset(c for c in text if ord(c) < 128), any(ord(c) >= 128 for c in text))
+
+
+_ALL_ASCII = frozenset(chr(code) for code in range(128))
+_DOT_CHARS = _Chars.of("\n\r").negated()
+
+
+def _union(first: _Chars | None, second: _Chars | None) -> _Chars | None:
+    if first is None:
+        return second
+    return first if second is None else first | second
+
+
+@dataclass
+class _Sequence:
+    """One alternative, parsed: canonical text, longest fixed literal, repeat bookkeeping.
+
+    ``pending`` holds the characters of unbounded repeats not yet followed by a required
+    character they cannot match; ``repeats`` those of every unbounded repeat inside.
+    """
+
+    text: str = ""
+    literal: str = ""
+    pending: _Chars | None = None
+    repeats: _Chars | None = None
+
+
+@dataclass
+class _Atom:
+    text: str
+    literal: str | None = None  # the fixed character it stands for
+    chars: _Chars | None = None  # set for single-character atoms
+    branches: list[_Sequence] = field(default_factory=list)  # set for groups
+    is_group: bool = False
+
+
 class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -98,74 +160,107 @@ class _Parser:
         branches = self.alternation()
         if self.pos < len(self.source):
             raise self.fail("unmatched ')'; escape it as '\\)'")
-        canonical = "|".join(text for text, _ in branches)
-        return canonical, [literal for _, literal in branches]
+        return "|".join(branch.text for branch in branches), [b.literal for b in branches]
 
-    def alternation(self) -> list[tuple[str, str]]:
+    def alternation(self) -> list[_Sequence]:
         branches = [self.sequence()]
         while self.peek() == "|":
             self.pos += 1
             branches.append(self.sequence())
         return branches
 
-    def sequence(self) -> tuple[str, str]:
-        """One alternative: its canonical text and its longest run of fixed literal text."""
+    def sequence(self) -> _Sequence:
+        result = _Sequence()
         parts: list[str] = []
-        longest = ""
         run = ""
         while self.pos < len(self.source) and self.peek() not in "|)":
             start = self.pos
-            text, literal, single_char = self.atom()
-            quantifier, optional_or_repeated = self.quantifier(single_char, start)
-            parts.append(text + quantifier)
-            if literal is not None and not optional_or_repeated:
-                run += literal
-            else:
-                run = ""
-            if len(run) > len(longest):
-                longest = run
-        return "".join(parts), longest
+            atom = self.atom()
+            quantifier, low, high = self.quantifier(atom, start)
+            parts.append(atom.text + quantifier)
+            run = run + atom.literal if atom.literal is not None and not quantifier else ""
+            if len(run) > len(result.literal):
+                result.literal = run
+            self.track_repeats(result, atom, low, high, start)
+        result.text = "".join(parts)
+        return result
 
-    def atom(self) -> tuple[str, str | None, bool]:
-        """Canonical text, the literal it stands for (if fixed), whether it is one character."""
+    def track_repeats(
+        self, result: _Sequence, atom: _Atom, low: int, high: int | None, start: int
+    ) -> None:
+        """Refuse an unbounded repeat that can take over characters an earlier one matched."""
+        if atom.is_group:
+            inner = None
+            for branch in atom.branches:
+                inner = _union(inner, branch.repeats)
+            if inner is not None and result.pending is not None and result.pending.overlaps(inner):
+                raise self._overlap(start)
+            for branch in atom.branches:
+                result.pending = _union(result.pending, branch.pending)
+            result.repeats = _union(result.repeats, inner)
+            return
+        if atom.chars is None:  # anchors and word boundaries match no character
+            return
+        if high is None:
+            if result.pending is not None and result.pending.overlaps(atom.chars):
+                raise self._overlap(start)
+            result.pending = _union(result.pending, atom.chars)
+            result.repeats = _union(result.repeats, atom.chars)
+        elif low >= 1 and result.pending is not None and not result.pending.overlaps(atom.chars):
+            result.pending = None
+
+    def _overlap(self, start: int) -> PatternError:
+        return self.fail(
+            "this repeat can match the same characters as an earlier one with nothing "
+            "required in between that the first cannot match (as in '\\d*\\d*' or "
+            "'.*\\s+'), which backtracks polynomially on long lines; put a required "
+            "character between them, e.g. '\\d+x\\d+', or merge them into one class",
+            start,
+        )
+
+    def atom(self) -> _Atom:
         char = self.peek()
         if char == "(":
-            return self.group(), None, False
+            return self.group()
         if char == "[":
-            return self.char_class(), None, True
+            return self.char_class()
         if char == "\\":
             return self.escape()
         if char == ".":
             self.pos += 1
-            return DOT, None, True
+            return _Atom(DOT, chars=_DOT_CHARS)
         if char in "^$":
             self.pos += 1
-            return char, None, False
+            return _Atom(char)
         if char in "*+?":
             raise self.fail(f"'{char}' has nothing to repeat; escape it as '\\{char}'")
         if char in "{}]":
             raise self.fail(f"escape a literal '{char}' as '\\{char}'")
-        self.pos += 1
         if char == "\n":
             raise self.fail("patterns match within one line; a newline cannot occur")
-        return escape_literal(char), char, True
+        self.pos += 1
+        return _Atom(escape_literal(char), literal=char, chars=_Chars.of(char))
 
-    def escape(self) -> tuple[str, str | None, bool]:
+    def escape(self) -> _Atom:
         start = self.pos
         self.pos += 1
         char = self.peek()
         if not char:
             raise self.fail("pattern ends with a lone backslash", start)
         self.pos += 1
-        if char in METACHARACTERS or char in "-":
-            return escape_literal(char), char, True
+        if char in METACHARACTERS or char == "-":
+            return _Atom(escape_literal(char), literal=char, chars=_Chars.of(char))
         if char.lower() in CLASS_ESCAPES:
             ranges = CLASS_ESCAPES[char.lower()]
-            return (f"[^{ranges}]" if char.isupper() else f"[{ranges}]"), None, True
+            chars = _Chars.of(CLASS_ESCAPE_CHARS[char.lower()])
+            if char.isupper():
+                return _Atom(f"[^{ranges}]", chars=chars.negated())
+            return _Atom(f"[{ranges}]", chars=chars)
         if char in "bB":
-            return "\\" + char, None, False
+            return _Atom("\\" + char)
         if char in LITERAL_ESCAPES:
-            return "\\" + char, LITERAL_ESCAPES[char], True
+            literal = LITERAL_ESCAPES[char]
+            return _Atom("\\" + char, literal=literal, chars=_Chars.of(literal))
         if char.isdigit():
             raise self.fail("backreferences are not allowed", start)
         if char == "n":
@@ -176,7 +271,7 @@ class _Parser:
             start,
         )
 
-    def group(self) -> str:
+    def group(self) -> _Atom:
         start = self.pos
         self.pos += 1
         if self.source.startswith("?:", self.pos):
@@ -194,15 +289,17 @@ class _Parser:
         if self.peek() != ")":
             raise self.fail("unclosed group '('", start)
         self.pos += 1
-        return "(?:" + "|".join(text for text, _ in branches) + ")"
+        text = "(?:" + "|".join(branch.text for branch in branches) + ")"
+        return _Atom(text, branches=branches, is_group=True)
 
-    def char_class(self) -> str:
+    def char_class(self) -> _Atom:
         start = self.pos
         self.pos += 1
         negated = self.peek() == "^"
         if negated:
             self.pos += 1
         items: list[str] = []
+        chars = _Chars(frozenset())
         first = True
         while True:
             char = self.peek()
@@ -214,23 +311,25 @@ class _Parser:
             if char == "]":
                 raise self.fail("empty character class; escape a literal ']' as '\\]'")
             first = False
-            low = self.class_char()
+            low_text, low, low_chars = self.class_member()
             if self.peek() == "-" and self.source[self.pos + 1 : self.pos + 2] not in ("]", ""):
                 self.pos += 1
-                high = self.class_char()
-                if len(low) != 1 or len(high) != 1:
+                high_text, high, _ = self.class_member()
+                if low is None or high is None:
                     raise self.fail("a range needs a single character at each end")
                 if ord(high) < ord(low):
                     raise self.fail(f"range '{low}-{high}' is out of order")
-                items.append(self._class_literal(low) + "-" + self._class_literal(high))
-            elif len(low) == 1:
-                items.append(self._class_literal(low))
+                items.append(f"{low_text}-{high_text}")
+                span = "".join(chr(code) for code in range(ord(low), min(ord(high), 127) + 1))
+                chars = chars | _Chars(_Chars.of(span).ascii, ord(high) >= 128)
             else:
-                items.append(low)
-        return "[" + ("^" if negated else "") + "".join(items) + "]"
+                items.append(low_text)
+                chars = chars | low_chars
+        text = "[" + ("^" if negated else "") + "".join(items) + "]"
+        return _Atom(text, chars=chars.negated() if negated else chars)
 
-    def class_char(self) -> str:
-        """One class member: a single character, or expanded ranges for ``\\d \\w \\s``."""
+    def class_member(self) -> tuple[str, str | None, _Chars]:
+        """One class member: canonical text, the single character (None for ``\\d`` etc.)."""
         char = self.peek()
         if char == "[":
             raise self.fail("escape a literal '[' inside a class as '\\['")
@@ -238,17 +337,18 @@ class _Parser:
             raise self.fail("patterns match within one line; a newline cannot occur")
         if char != "\\":
             self.pos += 1
-            return char
+            return self._class_literal(char), char, _Chars.of(char)
         start = self.pos
         self.pos += 1
         escaped = self.peek()
         self.pos += 1
         if escaped in CLASS_ESCAPES:
-            return CLASS_ESCAPES[escaped]
+            return CLASS_ESCAPES[escaped], None, _Chars.of(CLASS_ESCAPE_CHARS[escaped])
         if escaped in LITERAL_ESCAPES:
-            return LITERAL_ESCAPES[escaped]
+            literal = LITERAL_ESCAPES[escaped]
+            return self._class_literal(literal), literal, _Chars.of(literal)
         if escaped and (escaped in METACHARACTERS or escaped in "-^"):
-            return escaped
+            return self._class_literal(escaped), escaped, _Chars.of(escaped)
         raise self.fail(f"'\\{escaped}' is not allowed inside a character class", start)
 
     @staticmethod
@@ -259,8 +359,8 @@ class _Parser:
             return "\\t"
         return char
 
-    def quantifier(self, single_char: bool, atom_start: int) -> tuple[str, bool]:
-        """Parse a quantifier after an atom; return it and whether there was one.
+    def quantifier(self, atom: _Atom, atom_start: int) -> tuple[str, int, int | None]:
+        """Parse a quantifier after an atom: its text and bounds (1, 1 when there is none).
 
         Only single characters and classes may repeat without bound: with no repeated
         groups, no pattern can nest unbounded repeats, the cause of catastrophic
@@ -271,32 +371,33 @@ class _Parser:
         if char in ("*", "+", "?"):
             self.pos += 1
             text = char
+            low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[char]
         elif char == "{":
-            match = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.source, self.pos)
+            match = REPEAT.match(self.source, self.pos)
             if not match:
                 raise self.fail("write a repeat as '{n}', '{n,}' or '{n,m}', or escape '\\{'")
             low = int(match.group(1))
-            high = match.group(3)
-            if low > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
+            high_text = match.group(3)
+            high = low if match.group(2) is None else (int(high_text) if high_text else None)
+            if low > MAX_REPEAT or (high is not None and high > MAX_REPEAT):
                 raise self.fail(f"repeat counts above {MAX_REPEAT} are not allowed")
-            if high and int(high) < low:
+            if high is not None and high < low:
                 raise self.fail("repeat '{n,m}' needs n <= m")
             self.pos = match.end()
             text = match.group(0)
         else:
-            return "", False
+            return "", 1, 1
         if self.peek() == "?":
             self.pos += 1
             text += "?"
-        if self.peek() in ("*", "+", "?", "{") and self.peek():
+        if self.peek() and self.peek() in "*+?{":
             raise self.fail("a quantifier cannot follow another quantifier")
-        atom = self.source[atom_start:start]
-        if atom in ("^", "$") or atom.startswith("\\b") or atom.startswith("\\B"):
+        if not atom.is_group and atom.chars is None:
             raise self.fail("an anchor cannot be repeated", start)
-        if not single_char and text not in ("?", "??"):
+        if atom.is_group and text not in ("?", "??"):
             raise self.fail(
                 "only '?' may follow a group: repeating a group can backtrack "
                 "catastrophically; repeat a character or class instead, e.g. '[\\d, ]+'",
                 start,
             )
-        return text, True
+        return text, low, high

@@ -36,11 +36,16 @@ def display_path(path: Path, root: Path | None = None) -> str:
     return path.as_posix()
 
 
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class ProblemList(list[Problem]):
     """Problems collected while processing one or more files."""
 
     def add(self, path: str, line: int, field: str, message: str) -> None:
-        self.append(Problem(path, line, field, message))
+        """Record a problem; line breaks are escaped so each problem stays on one line."""
+        self.append(Problem(path, line, _one_line(field), _one_line(message)))
 
     def report(self) -> str:
         return "\n".join(str(problem) for problem in sorted(self))

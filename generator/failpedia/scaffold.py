@@ -49,7 +49,7 @@ raise SystemExit("TODO: write the reproducer")
 PLACEHOLDER = "TODO"
 
 
-def scaffold_entry(entries_dir: Path, target: str) -> Path:
+def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -> Path:
     """Create ``entries/<category>/<id>/`` with a skeleton entry and reproducer."""
     parts = target.strip("/").split("/")
     if len(parts) != 2:
@@ -60,6 +60,12 @@ def scaffold_entry(entries_dir: Path, target: str) -> Path:
             raise ValueError(
                 f"{label} {value!r} must be lowercase words joined by hyphens, e.g. oom-on-backward"
             )
+    if category not in known_categories:
+        known = ", ".join(sorted(known_categories)) or "none"
+        raise ValueError(
+            f"unknown category {category!r} (known: {known}); add it to "
+            "entries/categories.yaml first"
+        )
     folder = entries_dir / category / entry_id
     if folder.exists():
         raise ValueError(f"{folder} already exists")

@@ -30,16 +30,59 @@ from .scaffold import PLACEHOLDER
 from .yamlsource import FieldPath, format_field_path
 
 INVALID = object()
-_CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BACKTICKS = re.compile(r"`+")
 _RAW_HTML = re.compile(r"<(?:/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|!--|\?|!\[CDATA\[)")
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TYPE_NAMES = {str: "text", int: "an integer", list: "a list", dict: "a mapping"}
 
 
+def _without_fenced_blocks(text: str) -> str:
+    """Drop fenced code blocks, line by line (linear time, unclosed fences run to the end)."""
+    kept = []
+    fence = ""
+    for line in text.split("\n"):
+        match = _FENCE_LINE.match(line)
+        if fence:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                if not line.strip().strip(fence[0]):
+                    fence = ""
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _without_code_spans(text: str) -> str:
+    """Drop inline code spans: a backtick run up to the next run of the same length."""
+    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
+    next_same: dict[int, int] = {}
+    following: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        length = runs[index][1] - runs[index][0]
+        if length in following:
+            next_same[index] = following[length]
+        following[length] = index
+    pieces = []
+    position = 0
+    index = 0
+    while index < len(runs):
+        closing = next_same.get(index)
+        if closing is None:
+            index += 1
+            continue
+        pieces.append(text[position : runs[index][0]])
+        position = runs[closing][1]
+        index = closing + 1
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 def find_raw_html(text: str) -> str | None:
     """The first raw HTML tag in Markdown text, outside code spans and fenced blocks."""
-    stripped = _CODE_SPAN.sub("", _CODE_FENCE.sub("", text))
+    stripped = _without_code_spans(_without_fenced_blocks(text))
     match = _RAW_HTML.search(stripped)
     if match is None:
         return None
@@ -114,7 +157,7 @@ class _Converter:
             if name not in value:
                 if info.required:
                     description = info.metadata["description"]
-                    self.problem(path, f"missing required field {name!r}: {description}")
+                    self.problem((*path, name), f"missing required field: {description}")
                 continue
             converted = self.convert(value[name], info.type, info.metadata, (*path, name))
             if converted is not INVALID:
@@ -183,6 +226,8 @@ class _Converter:
 
     @staticmethod
     def type_name(value: Any) -> str:
+        if value is None:
+            return "nothing"
         if isinstance(value, bool):
             return "true/false"
         if isinstance(value, (int, float)):
@@ -253,20 +298,22 @@ def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, 
     for path in find_entry_files(entries_dir):
         source = read_yaml_file(path, root, problems)
         folder_id = path.parent.name
-        if folder_id in known_ids:
+        duplicate_of = known_ids.get(folder_id)
+        if duplicate_of is not None:
+            line = source.document.line_of(("id",)) if source else 0
             problems.add(
-                display_path(path, root), 1, "id",
-                f"duplicate id {folder_id!r}: also used by {known_ids[folder_id]}",
+                display_path(path, root), line, "id",
+                f"duplicate id {folder_id!r}: also used by {duplicate_of}",
             )
-            continue
-        known_ids[folder_id] = display_path(path, root)
+        else:
+            known_ids[folder_id] = display_path(path, root)
         if source is None:
             continue
         entry = convert_document(source, Entry, problems)
         if entry is None:
             continue
         item = CatalogEntry(entry, path, source.display)
-        if _check_entry(item, source, category_ids, problems):
+        if _check_entry(item, source, category_ids, problems) and duplicate_of is None:
             loaded.append((item, source))
 
     _check_links(loaded, known_ids, problems)

@@ -57,10 +57,45 @@ class YamlSyntaxError(Exception):
         self.message = message
 
 
+MAX_DEPTH = 200
+
+
+def _check_depth(text: str) -> None:
+    """Refuse very deep nesting before composing: libyaml's composer recurses in C and
+    overflows the stack (a crash, not an exception) at tens of thousands of levels.
+
+    Flow brackets and ``- `` are the only cheap ways to nest deeply (block mappings need
+    ever wider indentation), so files with few of them skip the event scan.
+    """
+    if text.count("[") + text.count("{") + text.count("- ") <= MAX_DEPTH:
+        return
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1
+                raise YamlSyntaxError(line, f"YAML nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _error_line(error: yaml.MarkedYAMLError, text: str) -> int:
+    """The most useful line for a parser error: where an unclosed construct began when the
+    parser only noticed at the end of the file, else where it noticed."""
+    last_line = text.count("\n") + 1
+    mark = error.problem_mark
+    if mark is None or (error.context_mark is not None and mark.index >= len(text)):
+        mark = error.context_mark or mark
+    line = mark.line + 1 if mark is not None else 1
+    return min(line, last_line)
+
+
 def parse_yaml(text: str) -> YamlDocument:
     """Parse one YAML document, keeping line numbers; raise YamlSyntaxError on bad YAML."""
     loader = _Loader(text)
     try:
+        _check_depth(text)
         node = loader.get_single_node()
         document = YamlDocument(value=None)
         if node is not None:
@@ -68,12 +103,16 @@ def parse_yaml(text: str) -> YamlDocument:
             document.value = _build(loader, node, (), document, set())
         return document
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else 1
         message = " ".join(filter(None, [error.context, error.problem])) or str(error)
-        raise YamlSyntaxError(line, f"YAML syntax error: {message}") from None
+        raise YamlSyntaxError(_error_line(error, text), f"YAML syntax error: {message}") from None
+    except yaml.reader.ReaderError as error:
+        line = text[: error.position].count("\n") + 1
+        character = error.character if isinstance(error.character, str) else chr(error.character)
+        raise YamlSyntaxError(
+            line, f"YAML syntax error: the character {character!r} is not allowed in YAML"
+        ) from None
     except yaml.YAMLError as error:
-        raise YamlSyntaxError(1, f"YAML error: {error}") from None
+        raise YamlSyntaxError(1, f"YAML error: {' '.join(str(error).split())}") from None
     except YamlSyntaxError:
         raise
     except RecursionError:
@@ -114,4 +153,14 @@ def _build(
             document.lines[child] = item_node.start_mark.line + 1
             items.append(_build(loader, item_node, child, document, seen))
         return items
-    return loader.construct_object(node, deep=True)
+    try:
+        return loader.construct_object(node, deep=True)
+    except yaml.YAMLError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
+        # Explicit tags (`!!int abc`, `!!timestamp x`) reach constructors that raise plain
+        # Python errors for values they cannot read.
+        kind = str(node.tag).rsplit(":", 1)[-1]
+        raise YamlSyntaxError(
+            node.start_mark.line + 1, f"YAML value {node.value!r} is not a valid {kind}"
+        ) from None
