@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import pytest
 from failpedia.fields import model_fields
@@ -607,7 +606,8 @@ def test_key_with_line_break_stays_on_one_report_line(root):
     text = replace_in_entry(root, LIMIT, "affects:\n", '"summ\\nary": x\naffects:\n')
     _, lines = validate(root)
     assert len(lines) == 1
-    assert lines[0].startswith(f"{LIMIT_FILE}:{line_of(text, '"summ')}: ")
+    key_line = line_of(text, '"summ')
+    assert lines[0].startswith(f"{LIMIT_FILE}:{key_line}: ")
     assert all(re.match(REPORT_LINE, line) for line in lines)
 
 

@@ -9,11 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from .problems import ProblemList
 from .render import SiteSettings, render_site, write_pages
 from .scaffold import scaffold_entry
 from .schema import SCHEMA_FILENAMES, schema_text, write_schemas
 from .siteconfig import read_site_config
-from .problems import ProblemList
 from .validator import load_catalog, load_categories
 
 

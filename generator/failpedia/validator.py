@@ -44,9 +44,9 @@ def _without_fenced_blocks(text: str) -> str:
     for line in text.split("\n"):
         match = _FENCE_LINE.match(line)
         if fence:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                if not line.strip().strip(fence[0]):
-                    fence = ""
+            closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+            if closes and not line.strip().strip(fence[0]):
+                fence = ""
             continue
         if match:
             fence = match.group(1)
