@@ -651,3 +651,12 @@ def test_polynomial_backtracking_pattern_is_refused_quickly(root):
     assert "Traceback" not in result.stderr
     assert result.returncode == 1
     assert f"{LIMIT_FILE}:10: signatures[0].pattern: " in result.stderr
+
+
+def test_entry_must_reference_the_schema_on_its_first_line(root):
+    replace_in_entry(root, LIMIT, "# yaml-language-server: $schema=../../entry.schema.json\n", "")
+    _, lines = validate(root)
+    assert lines == [
+        f"{LIMIT_FILE}:1: the first line must be "
+        "`# yaml-language-server: $schema=../../entry.schema.json`, so that editors check the file"
+    ]

@@ -20,6 +20,7 @@ class SourceFile:
     path: Path
     display: str
     document: YamlDocument
+    text: str
 
 
 def read_yaml_file(path: Path, root: Path | None, problems: ProblemList) -> SourceFile | None:
@@ -47,7 +48,7 @@ def read_yaml_file(path: Path, root: Path | None, problems: ProblemList) -> Sour
     except YamlSyntaxError as error:
         problems.add(display, error.line, "", error.message)
         return None
-    return SourceFile(path, display, document)
+    return SourceFile(path, display, document, text)
 
 
 def find_entry_files(entries_dir: Path) -> list[Path]:

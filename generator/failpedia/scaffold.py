@@ -7,8 +7,10 @@ from pathlib import Path
 
 from .model import ID_PATTERN
 
+SCHEMA_MODELINE = "# yaml-language-server: $schema=../../entry.schema.json"
+
 ENTRY_TEMPLATE = """\
-# yaml-language-server: $schema=../../entry.schema.json
+{modeline}
 id: {entry_id}
 title: TODO
 category: {category}
@@ -71,7 +73,8 @@ def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -
         raise ValueError(f"{folder} already exists")
     folder.mkdir(parents=True)
     (folder / "entry.yaml").write_text(
-        ENTRY_TEMPLATE.format(entry_id=entry_id, category=category), encoding="utf-8"
+        ENTRY_TEMPLATE.format(entry_id=entry_id, category=category, modeline=SCHEMA_MODELINE),
+        encoding="utf-8",
     )
     (folder / "repro.py").write_text(REPRO_TEMPLATE.format(entry_id=entry_id), encoding="utf-8")
     return folder

@@ -26,7 +26,7 @@ from .loader import (
 from .model import INVERSE_RELATION, Category, CategoryRegistry, Entry
 from .patterns import PatternError, compile_pattern
 from .problems import ProblemList, display_path
-from .scaffold import PLACEHOLDER
+from .scaffold import PLACEHOLDER, SCHEMA_MODELINE
 from .yamlsource import FieldPath, format_field_path
 
 INVALID = object()
@@ -334,6 +334,11 @@ def _check_entry(
     def problem(path: FieldPath, message: str) -> None:
         problems.add(source.display, line(path), format_field_path(path), message)
 
+    if not source.text.startswith(SCHEMA_MODELINE):
+        problems.add(
+            source.display, 1, "",
+            f"the first line must be `{SCHEMA_MODELINE}`, so that editors check the file",
+        )
     if entry.id != item.folder.name:
         problem(("id",), f"{entry.id!r} must equal the folder name {item.folder.name!r}")
     if entry.category != item.folder.parent.name:
