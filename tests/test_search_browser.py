@@ -29,18 +29,31 @@ CASES = _queries()
 FIRST_RESULT = ".md-search-result__list > li:first-child a"
 
 
-@pytest.fixture
-def search_page(browser, site_url):  # noqa: ANN001, ANN201
+@pytest.fixture(scope="module")
+def loaded_page(browser, site_url):  # noqa: ANN001, ANN201
+    """One page for the module: the search worker builds its index once."""
     context = browser.new_context()
     page = context.new_page()
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(site_url, wait_until="load")
-    page.click("input[data-md-component=search-query]")
     yield page
     context.close()
     outside = [url for url in requests if not url.startswith(site_url)]
     assert not outside, f"requests left the site: {outside}"
+
+
+@pytest.fixture
+def search_page(loaded_page):  # noqa: ANN001, ANN201
+    """The search box, focused and empty, with no results left from an earlier query."""
+    box = "input[data-md-component=search-query]"
+    loaded_page.fill(box, "")
+    loaded_page.dispatch_event(box, "keyup")
+    loaded_page.wait_for_function(
+        "sel => !document.querySelector(sel)", arg=FIRST_RESULT, timeout=5_000
+    )
+    loaded_page.click(box)
+    return loaded_page
 
 
 def _first_result(page, expected: str) -> str:  # noqa: ANN001
