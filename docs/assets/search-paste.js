@@ -23,14 +23,19 @@
   window.failpediaCleanQuery = cleanQuery;
 
   // The search worker receives the query as a message of type 2 ({type, data}); clean it there
-  // so the text in the box stays exactly what the reader pasted.
+  // so the text in the box stays exactly what the reader pasted. Queries are also debounced:
+  // the search runs on every keyup, and a long error message typed or pasted in pieces would
+  // otherwise queue one full search per character.
   var postMessage = Worker.prototype.postMessage;
+  var pending = null;
   Worker.prototype.postMessage = function (message) {
-    if (message && message.type === 2 && typeof message.data === "string") {
-      var cleaned = cleanQuery(message.data);
-      message = Object.assign({}, message, { data: cleaned });
+    if (!(message && message.type === 2 && typeof message.data === "string")) {
+      return postMessage.apply(this, arguments);
     }
-    return postMessage.apply(this, [message].concat([].slice.call(arguments, 1)));
+    var worker = this;
+    var cleaned = Object.assign({}, message, { data: cleanQuery(message.data) });
+    clearTimeout(pending);
+    pending = setTimeout(function () { postMessage.call(worker, cleaned); }, 150);
   };
 
   document.addEventListener("input", function (event) {
