@@ -47,6 +47,17 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_ENTRY = REPO / "entries" / "compile" / "dynamo-recompile-limit" / "entry.yaml"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_SIZES = (100, 1000, 3000)
+# What a run reads from the repository (besides the installed failpedia package's source).
+USED_PATHS = (
+    "generator",
+    "templates",
+    "docs",
+    "mkdocs.yml",
+    "entries/categories.yaml",
+    "entries/categories.schema.json",
+    "entries/entry.schema.json",
+    "entries/compile/dynamo-recompile-limit",
+)
 GOAL_ENTRIES = 3000
 GOAL_SECONDS = 30.0
 GOAL_OVERHEAD = 0.10
@@ -142,9 +153,7 @@ def synthetic_entry(
 def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> None:
     """Write ``count`` entries spread round-robin over ``categories``."""
     base = yaml.safe_load(EXAMPLE_ENTRY.read_text(encoding="utf-8"))
-    ids = [
-        (categories[number % len(categories)], f"bench-{number:05d}") for number in range(count)
-    ]
+    ids = [(categories[number % len(categories)], f"bench-{number:05d}") for number in range(count)]
     # Each entry links to the next entry of its category (not wrapping around), so every
     # relation is stated from one side only and is always consistent.
     next_in_category: dict[str, str | None] = {}
@@ -156,9 +165,7 @@ def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> No
         folder = entries_dir / category / entry_id
         folder.mkdir(parents=True)
         entry = synthetic_entry(base, number, category, entry_id, next_in_category[entry_id])
-        text = yaml.dump(
-            entry, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100
-        )
+        text = yaml.dump(entry, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
         (folder / "entry.yaml").write_text(ENTRY_HEADER + text, encoding="utf-8")
         (folder / "repro.py").write_text(REPRO_STUB.format(entry_id=entry_id), encoding="utf-8")
 
@@ -246,9 +253,7 @@ def site_size(site: Path) -> dict[str, float]:
 
 
 def mkdocs_command() -> list[str]:
-    found = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which(
-        "mkdocs"
-    )
+    found = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
     return [found] if found else [sys.executable, "-m", "mkdocs"]
 
 
@@ -270,13 +275,20 @@ def bench_size(count: int, repeat: int, workdir: Path, env: dict[str, str]) -> d
     generate_s = time.perf_counter() - start
 
     render = run_timed(
-        [*failpedia_command(), "--root", str(generator_project), "render", "--out",
-         str(plain_project / "docs")],
+        [
+            *failpedia_command(),
+            "--root",
+            str(generator_project),
+            "render",
+            "--out",
+            str(plain_project / "docs"),
+        ],
         generator_project,
         env,
     )
     print(f"[{count}] failpedia render: {render['wall_s']:.2f} s", flush=True)
 
+    load_before = load_average()
     runs: dict[str, list[dict[str, float]]] = {"generator": [], "plain": []}
     sites = {"generator": root / "site-generator", "plain": root / "site-plain"}
     projects = {"generator": generator_project, "plain": plain_project}
@@ -295,17 +307,22 @@ def bench_size(count: int, repeat: int, workdir: Path, env: dict[str, str]) -> d
 
     generator_s = statistics.median(run["wall_s"] for run in runs["generator"])
     plain_s = statistics.median(run["wall_s"] for run in runs["plain"])
+    generator_cpu = statistics.median(run["cpu_s"] for run in runs["generator"])
+    plain_cpu = statistics.median(run["cpu_s"] for run in runs["plain"])
     sizes = {name: site_size(site) for name, site in sites.items()}
     return {
         "entries": count,
         "repeat": repeat,
         "generate_s": generate_s,
         "render_s": render["wall_s"],
+        "render_cpu_s": render["cpu_s"],
         "generator_build_s": generator_s,
         "plain_build_s": plain_s,
         "overhead": (generator_s - plain_s) / plain_s,
-        "generator_cpu_s": statistics.median(run["cpu_s"] for run in runs["generator"]),
-        "plain_cpu_s": statistics.median(run["cpu_s"] for run in runs["plain"]),
+        "generator_cpu_s": generator_cpu,
+        "plain_cpu_s": plain_cpu,
+        "cpu_overhead": (generator_cpu - plain_cpu) / plain_cpu,
+        "load_average": {"before": load_before, "after": load_average()},
         "html_files": sizes["generator"]["html_files"],
         "html_mb": sizes["generator"]["html_mb"],
         "site_mb": sizes["generator"]["site_mb"],
@@ -316,6 +333,13 @@ def bench_size(count: int, repeat: int, workdir: Path, env: dict[str, str]) -> d
 
 
 # --------------------------------------------------------------------------- reporting
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def cpu_model() -> str:
@@ -331,12 +355,15 @@ def git_revision() -> str | None:
     try:
         revision = subprocess.run(
             ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "--", "generator", "templates",
-             "mkdocs.yml", "entries", "docs"],
-            capture_output=True, text=True, check=True,
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", *USED_PATHS],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -370,6 +397,8 @@ def goal_status(results: list[dict[str, Any]]) -> dict[str, Any]:
         "overhead_limit": GOAL_OVERHEAD,
         "build_s": row["generator_build_s"],
         "overhead": row["overhead"],
+        "build_cpu_s": row["generator_cpu_s"],
+        "cpu_overhead": row["cpu_overhead"],
         "time_met": row["generator_build_s"] < GOAL_SECONDS,
         "overhead_met": row["overhead"] <= GOAL_OVERHEAD,
     }
@@ -378,17 +407,27 @@ def goal_status(results: list[dict[str, Any]]) -> dict[str, Any]:
 def markdown_table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| Entries | HTML pages | Failpedia build (s) | Plain mkdocs (s) | Overhead "
-        "| Render only (s) | HTML (MB) | Site (MB) | Runs |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| Failpedia CPU (s) | Plain CPU (s) | CPU overhead | Render only (s) "
+        "| HTML (MB) | Site (MB) | Runs |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in results:
         lines.append(
             f"| {row['entries']:,} | {row['html_files']:,} | {row['generator_build_s']:.2f} "
             f"| {row['plain_build_s']:.2f} | {row['overhead'] * 100:+.1f}% "
+            f"| {row['generator_cpu_s']:.2f} | {row['plain_cpu_s']:.2f} "
+            f"| {row['cpu_overhead'] * 100:+.1f}% "
             f"| {row['render_s']:.2f} | {row['html_mb']:.1f} | {row['site_mb']:.1f} "
             f"| {row['repeat']} |"
         )
     return "\n".join(lines)
+
+
+def _load_text(load: dict[str, list[float] | None]) -> str:
+    before, after = load["before"], load["after"]
+    if before is None or after is None:
+        return "unknown"
+    return f"{before[0]:.2f} -> {after[0]:.2f}"
 
 
 def markdown_report(report: dict[str, Any]) -> str:
@@ -401,7 +440,10 @@ def markdown_report(report: dict[str, Any]) -> str:
         "generator (load, validate, render, build); *Plain mkdocs* builds the same Markdown, "
         "pre-rendered by `failpedia render`, without the plugin. Overhead = "
         "(Failpedia - plain) / plain. *Render only* is one `failpedia render --out` "
-        "(load, validate, render, write), not part of either build time.",
+        "(load, validate, render, write), not part of either build time. CPU columns are "
+        "the user + system seconds of the build process, median of the runs: they do not "
+        "count time spent waiting for a CPU, so they are the steadier comparison on a busy "
+        "machine (wall well above CPU means the build was kept waiting).",
         "",
         markdown_table(report["results"]),
         "",
@@ -413,19 +455,23 @@ def markdown_report(report: dict[str, Any]) -> str:
             f"overhead at most {GOAL_OVERHEAD:.0%}): **{verdict}**: "
             f"{goal['build_s']:.1f} s ({'met' if goal['time_met'] else 'missed'}), "
             f"overhead {goal['overhead'] * 100:+.1f}% "
-            f"({'met' if goal['overhead_met'] else 'missed'}).",
+            f"({'met' if goal['overhead_met'] else 'missed'}); "
+            f"CPU {goal['build_cpu_s']:.1f} s, CPU overhead {goal['cpu_overhead'] * 100:+.1f}%.",
             "",
         ]
     parts += [
         "Machine:",
         "",
-        f"- CPU: {facts['cpu_model']}, {facts['cpu_count']} CPUs "
-        f"({facts['usable_cpus']} usable)",
+        f"- CPU: {facts['cpu_model']}, {facts['cpu_count']} CPUs ({facts['usable_cpus']} usable)",
         f"- {facts['platform']}",
         f"- Python {facts['python']}, mkdocs {facts['mkdocs']}, "
         f"mkdocs-material {facts['mkdocs_material']}",
         f"- Failpedia revision {facts['failpedia_revision']}",
         f"- Date: {facts['date']}",
+        "- Load average (1 min) before and after each size: "
+        + ", ".join(
+            f"{row['entries']:,}: {_load_text(row['load_average'])}" for row in report["results"]
+        ),
         "",
     ]
     return "\n".join(parts)
@@ -437,24 +483,32 @@ def markdown_report(report: dict[str, Any]) -> str:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES), metavar="N",
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_SIZES),
+        metavar="N",
         help="catalog sizes to measure (default: %(default)s)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=None,
+        "--repeat",
+        type=int,
+        default=None,
         help="builds per size, median reported (default: 1 for 3000+ entries, else 3)",
     )
     parser.add_argument(
-        "--out-dir", type=Path, default=RESULTS_DIR,
+        "--out-dir",
+        type=Path,
+        default=RESULTS_DIR,
         help="where build_speed.json and build_speed.md go (default: benchmarks/results)",
     )
     parser.add_argument(
-        "--workdir", type=Path, default=None,
+        "--workdir",
+        type=Path,
+        default=None,
         help="folder for the generated projects (default: a temporary folder)",
     )
-    parser.add_argument(
-        "--keep", action="store_true", help="keep the generated projects and sites"
-    )
+    parser.add_argument("--keep", action="store_true", help="keep the generated projects and sites")
     args = parser.parse_args(argv)
     if any(size < 1 for size in args.sizes):
         parser.error("--sizes must be positive")
