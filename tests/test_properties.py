@@ -280,7 +280,9 @@ KEY_PATHS = [path for path in PATHS if path and isinstance(path[-1], str)]
 
 
 def write_document(root, document):
-    text = "# mutated\n" + yaml.safe_dump(document, allow_unicode=True, sort_keys=False)
+    text = "# yaml-language-server: $schema=../../entry.schema.json\n" + yaml.safe_dump(
+        document, allow_unicode=True, sort_keys=False
+    )
     data = text.encode("utf-8")
     entry_file(root, LIMIT).write_bytes(data)
     return text, data

@@ -59,7 +59,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(problems.report(), file=sys.stderr)
         return 1
     site = read_site_config(root / "mkdocs.yml")
-    pages = render_site(catalog, root / site.templates_dir, SiteSettings(site.edit_base), root)
+    pages = render_site(catalog, root / site.templates_dir, SiteSettings(site.edit_base))
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")

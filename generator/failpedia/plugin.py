@@ -58,7 +58,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
             )
         settings = SiteSettings(self.config.edit_base or default_edit_base(config.repo_url))
         self.pages = render_site(
-            catalog, self._path(self.config.templates_dir), settings, self.root
+            catalog, self._path(self.config.templates_dir), settings
         )
         if self.config.nav_section:
             pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]

@@ -30,7 +30,7 @@ def display_path(path: Path, root: Path | None = None) -> str:
     """Show a path relative to the project root when it lies inside it."""
     if root is not None:
         try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
+            return path.relative_to(root).as_posix()
         except ValueError:
             pass
     return path.as_posix()

@@ -6,6 +6,7 @@ pages can be written to disk and built by another engine.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from dataclasses import dataclass
@@ -29,14 +30,11 @@ class SiteSettings:
 
     edit_base: str | None = None  # e.g. https://github.com/org/repo/edit/main/
 
-    def edit_url(self, item: CatalogEntry, root: Path) -> str | None:
-        if not self.edit_base:
+    def edit_url(self, item: CatalogEntry) -> str | None:
+        """Where to edit the entry's YAML; entries outside the project have none."""
+        if not self.edit_base or Path(item.display_path).is_absolute():
             return None
-        try:
-            relative = item.path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            return None
-        return self.edit_base.rstrip("/") + "/" + relative
+        return self.edit_base.rstrip("/") + "/" + item.display_path
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,15 @@ def fence(text: str, language: str = "text") -> str:
     """A fenced code block that no backtick run inside ``text`` can close early."""
     marker = "`" * max(3, _longest_run(text, "`") + 1)
     return f"{marker}{language}\n{text.rstrip()}\n{marker}"
+
+
+def preformatted(text: str) -> str:
+    """A plain ``<pre><code>`` block for verbatim text (signatures, diagrams).
+
+    Emitted as HTML rather than a fenced block: these blocks need no highlighting, and
+    running Pygments on every one of them was the largest single cost of a site build.
+    """
+    return f"<pre><code>{html.escape(text.rstrip(), quote=False)}</code></pre>"
 
 
 def inline_code(text: str) -> str:
@@ -99,6 +106,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters.update(
         fence=fence,
+        preformatted=preformatted,
         inline_code=inline_code,
         cell=table_cell,
         link_text=link_text,
@@ -120,7 +128,7 @@ def relative_link(from_page: str, to_page: str) -> str:
 
 
 def render_site(
-    catalog: Catalog, templates_dir: Path, settings: SiteSettings, root: Path
+    catalog: Catalog, templates_dir: Path, settings: SiteSettings
 ) -> list[RenderedPage]:
     """Every generated page: home, one per category, one per entry."""
     environment = make_environment(templates_dir)
@@ -165,11 +173,11 @@ def render_site(
                     links=catalog.links(item.entry.id),
                     more=others[:MORE_IN_CATEGORY],
                     more_count=len(others),
-                    edit_url=settings.edit_url(item, root),
+                    edit_url=settings.edit_url(item),
                     link=lambda target, page=item.page_path: relative_link(page, target.page_path),
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
-                edit_url=settings.edit_url(item, root),
+                edit_url=settings.edit_url(item),
             )
         )
     return pages

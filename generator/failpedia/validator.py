@@ -9,6 +9,7 @@ signatures claimed by two entries.
 from __future__ import annotations
 
 import difflib
+import gc
 import re
 import typing
 from pathlib import Path
@@ -281,6 +282,18 @@ def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList)
 
 def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
     """Load and check every entry; the catalog holds only entries without problems."""
+    # Thousands of parsed documents stay alive until the catalog is built; the cyclic
+    # garbage collector would otherwise rescan them again and again while they pile up.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_catalog(entries_dir.resolve(), root.resolve() if root else None)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, ProblemList]:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
