@@ -117,7 +117,11 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
         assert positions == sorted(positions), item.entry.id
         first_line = item.entry.signatures[0].text.splitlines()[0]
-        assert first_line in _visible_text(text), item.entry.id
+        visible = _visible_text(text)
+        assert first_line in visible, item.entry.id
+        assert item.fix_code, item.entry.id
+        for code_line in item.fix_code.splitlines():
+            assert code_line.strip() in visible, (item.entry.id, code_line)
         assert f"entries/{item.entry.category}/{item.entry.id}/entry.yaml" in text
 
 

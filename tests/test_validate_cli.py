@@ -520,7 +520,11 @@ def test_raw_html_in_markdown_field(root, old, new, field, tag):
             "mechanism: |-\n  The factory raises:\n\n  ```html\n  <div>limit</div>\n  ```\n\n"
             "  ~~~~\n  <span>\n  ~~~~\n\n  Then it stops.",
         ),
-        ("    code: build(widgets[:limit])", "    code: html = '<b>verbatim</b>'"),
+        (
+            "    code: build(widgets[:limit])",
+            "    code: build(widgets[:limit])\n  - text: Or render it.\n"
+            "    code: html = '<b>verbatim</b>'",
+        ),
         ("summary: The factory refuses", "summary: The factory refuses when x < 3 or a<b, more"),
         ("summary: The factory refuses", "summary: See <https://example.com>. The factory refuses"),
     ],
@@ -659,4 +663,26 @@ def test_entry_must_reference_the_schema_on_its_first_line(root):
     assert lines == [
         f"{LIMIT_FILE}:1: the first line must be "
         "`# yaml-language-server: $schema=../../entry.schema.json`, so that editors check the file"
+    ]
+
+
+def test_reproducer_must_mark_its_fix_region(root):
+    script = root / "entries" / LIMIT / "repro.py"
+    script.write_text(script.read_text().replace("# --- fix: end\n", ""))
+    _, lines = validate(root)
+    assert len(lines) == 1
+    assert ": reproducer.script: repro.py: expected one `# --- fix: start` followed by one " in (
+        lines[0]
+    )
+
+
+def test_first_fix_code_must_be_the_proved_region(root):
+    text = replace_in_entry(
+        root, LIMIT, "    code: build(widgets[:limit])", "    code: build(widgets)"
+    )
+    _, lines = validate(root)
+    assert lines == [
+        f"{LIMIT_FILE}:{line_of(text, 'code: build(widgets)')}: fix[0].code: differs from the "
+        "fix region of repro.py; the page shows the region (the code that was proved), so make "
+        "them equal or leave it out"
     ]

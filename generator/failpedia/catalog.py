@@ -26,6 +26,7 @@ class CatalogEntry:
     path: Path
     display_path: str
     patterns: list[CompiledPattern] = field(default_factory=list)
+    fix_code: str | None = None  # the marked fix region of the reproducer, what was proved
 
     @property
     def folder(self) -> Path:

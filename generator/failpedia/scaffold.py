@@ -38,12 +38,16 @@ REPRO_TEMPLATE = '''\
 """Reproducer for {entry_id}.
 
 `python repro.py` must print the failure's signature; `python repro.py --fixed` must not,
-and must exit 0.
+and must exit 0. The code between the fix markers is what `--fixed` runs.
 """
 
 import sys
 
 FIXED = "--fixed" in sys.argv[1:]
+
+# --- fix: start
+# TODO: the code that fixes the failure; the entry's page shows this region
+# --- fix: end
 
 raise SystemExit("TODO: write the reproducer")
 '''

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, CatalogEntry
+from .fixregion import FixRegionError, extract_fix_region
 from .fields import is_model, model_fields, unwrap_optional
 from .loader import (
     CATEGORIES_FILENAME,
@@ -362,9 +363,22 @@ def _check_entry(
     if category_ids and entry.category not in category_ids:
         known = ", ".join(sorted(category_ids))
         problem(("category",), f"unknown category {entry.category!r}; known: {known}")
-    if not (item.folder / entry.reproducer.script).is_file():
+    script_path = item.folder / entry.reproducer.script
+    if not script_path.is_file():
         script = entry.reproducer.script
         problem(("reproducer", "script"), f"{script} not found in the entry folder")
+    else:
+        try:
+            item.fix_code = extract_fix_region(script_path.read_text(encoding="utf-8"))
+        except (FixRegionError, OSError, UnicodeDecodeError) as error:
+            problem(("reproducer", "script"), f"{entry.reproducer.script}: {error}")
+        first_code = entry.fix[0].code if entry.fix else None
+        if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
+            problem(
+                ("fix", 0, "code"),
+                f"differs from the fix region of {entry.reproducer.script}; the page shows "
+                "the region (the code that was proved), so make them equal or leave it out",
+            )
     for index, signature in enumerate(entry.signatures):
         path: FieldPath = ("signatures", index, "pattern")
         try:
