@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, CatalogEntry
-from .fixregion import FixRegionError, extract_fix_region
 from .fields import is_model, model_fields, unwrap_optional
+from .fixregion import FixRegionError, extract_fix_region
 from .loader import (
     CATEGORIES_FILENAME,
     SourceFile,
