@@ -12,6 +12,14 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 # torch is pinned: an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" -e ".[test]"
+# Packages the CPU reproducers declare (pinned in their entries).
+mapfile -t pins < <(failpedia requirements --device cpu)
+if [ "${#pins[@]}" -gt 0 ]; then
+  python3 -m pip install -q --disable-pip-version-check "${pins[@]}"
+fi
 export NO_MKDOCS_2_WARNING=1
 python3 -m ruff check .
+failpedia validate
+# Prove every CPU reproducer both ways; any verdict but proved fails the run.
+failpedia verify --device cpu --jobs 2 --no-record --require-packages
 python3 -m pytest "$@"

@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium by default; FAILPEDIA_CHROMIUM points elsewhere (e.g. google-chrome).
+CHROMIUM = os.environ.get("FAILPEDIA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

@@ -1,15 +1,29 @@
-"""The ``failpedia`` command: validate, scaffold, render and publish the schema.
+"""The ``failpedia`` command: validate, scaffold, render, publish the schema, verify.
 
 Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
+
+``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
+skipped for a missing device or requirement; 1 when any was not reproduced, failed its
+fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
+(unknown id, bad git ref); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from . import fingerprint, records, runner
+from .catalog import CatalogEntry
 from .problems import ProblemList
+from .proof import load_proofs
 from .render import SiteSettings, render_site, write_pages
 from .scaffold import scaffold_entry
 from .schema import SCHEMA_FILENAMES, schema_text, write_schemas
@@ -55,14 +69,37 @@ def cmd_new(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
     catalog, problems = load_catalog(entries_dir, root)
+    site = read_site_config(root / "mkdocs.yml")
+    proofs, record_problems = load_proofs(catalog, root / site.records_dir, root)
+    problems.extend(record_problems)
     if problems:
         print(problems.report(), file=sys.stderr)
         return 1
-    site = read_site_config(root / "mkdocs.yml")
-    pages = render_site(catalog, root / site.templates_dir, SiteSettings(site.edit_base))
+    settings = SiteSettings(site.edit_base)
+    pages = render_site(catalog, root / site.templates_dir, settings, proofs)
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")
+    return 0
+
+
+def cmd_requirements(args: argparse.Namespace) -> int:
+    """Print the pinned packages the selected reproducers declare, for `pip install`."""
+    root, entries_dir = _paths(args)
+    catalog, problems = load_catalog(entries_dir, root)
+    if problems:
+        print(problems.report(), file=sys.stderr)
+        return 1
+    pins = sorted(
+        {
+            requirement
+            for item in catalog.entries
+            if args.device in ("all", item.entry.reproducer.device)
+            for requirement in item.entry.reproducer.requirements
+        }
+    )
+    for pin in pins:
+        print(pin)
     return 0
 
 
@@ -83,6 +120,219 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+VERIFY_EPILOG = """\
+Runs each selected entry's reproducer twice, in a fresh subprocess with a clean
+environment and the entry's time limit: `python repro.py` must print a line matching one
+of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
+Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
+Records go to verification/<id>.json (newest result per environment) unless --no-record.
+
+exit codes:
+  0  every selected entry proved, or skipped for a missing device or requirement
+     (with --require-packages, a missing requirement is a failure)
+  1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
+  2  bad usage: unknown entry id, bad git ref
+  130 interrupted
+"""
+
+
+def _changed_entries(root: Path, ref: str, entries: list[CatalogEntry]) -> list[CatalogEntry]:
+    """Entries whose folder holds a file changed since ``ref`` or in the working tree.
+
+    Raises ValueError (bad usage) when git cannot answer.
+    """
+
+    def git(*args: str, cwd: Path) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, text=True, check=False
+            )
+        except OSError as error:
+            raise ValueError(f"cannot run git: {error}") from None
+        if done.returncode != 0:
+            message = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+            raise ValueError(f"git {' '.join(args)}: {message}")
+        return done.stdout
+
+    top = Path(git("rev-parse", "--show-toplevel", cwd=root).strip()).resolve()
+    git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=top)
+    names = git("diff", "--name-only", "-z", ref, "--", cwd=top).split("\0")
+    names += git("ls-files", "--others", "--exclude-standard", "-z", cwd=top).split("\0")
+    changed = [top / name for name in names if name]
+    return [
+        item
+        for item in entries
+        if any(path.is_relative_to(item.folder.resolve()) for path in changed)
+    ]
+
+
+def _device_filter(item: CatalogEntry, device: str) -> str | None:
+    """Why ``--device`` leaves this entry out, or None when it runs."""
+    needs_gpu = item.entry.reproducer.device in runner.GPU_DEVICES
+    if device == "cpu" and needs_gpu:
+        return f"needs a GPU (device: {item.entry.reproducer.device}); not run with --device cpu"
+    if device == "cuda" and not needs_gpu:
+        return "CPU entry; not run with --device cuda"
+    return None
+
+
+def verify_exit_code(
+    results: list[runner.VerificationResult], require_packages: bool = False
+) -> int:
+    """0 when every result passed (proved or skipped), else 1.
+
+    A stale entry (broken mode no longer reproduces on a newer release than the one it
+    was proved on) shows up here as not-reproduced, so it fails the run too. With
+    ``require_packages`` (CI, which installs every declared package) a skip for a missing
+    or mismatched requirement fails as well; a skip for a missing GPU never does.
+    """
+    if require_packages and any(
+        result.verdict == runner.SKIPPED and result.reason.startswith("requires ")
+        for result in results
+    ):
+        return 1
+    return 0 if all(result.passed for result in results) else 1
+
+
+def _seconds(mode: runner.ModeResult | None) -> str:
+    return "-" if mode is None else f"{mode.seconds:.1f}"
+
+
+def _counts(results: list[runner.VerificationResult]) -> dict[str, int]:
+    return {
+        verdict: sum(result.verdict == verdict for result in results)
+        for verdict in runner.VERDICTS
+    }
+
+
+def _summary_table(results: list[runner.VerificationResult]) -> str:
+    rows = [("entry", "verdict", "broken s", "fixed s", "reason")]
+    rows += [
+        (r.entry, r.verdict, _seconds(r.broken), _seconds(r.fixed), r.reason) for r in results
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = []
+    for row in rows:
+        cells = [
+            row[0].ljust(widths[0]),
+            row[1].ljust(widths[1]),
+            row[2].rjust(widths[2]),
+            row[3].rjust(widths[3]),
+            row[4],
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    root, entries_dir = _paths(args)
+    catalog, problems = load_catalog(entries_dir, root)
+    if problems:
+        print(problems.report(), file=sys.stderr)
+        count = len(problems)
+        print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
+        return 1
+    if args.ids and args.since:
+        print("failpedia verify: give entry ids or --since, not both", file=sys.stderr)
+        return 2
+    if args.ids:
+        unknown = [entry_id for entry_id in args.ids if entry_id not in catalog.by_id]
+        for entry_id in unknown:
+            hint = difflib.get_close_matches(entry_id, list(catalog.by_id), n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            print(f"failpedia verify: unknown entry id {entry_id!r}{suggestion}", file=sys.stderr)
+        if unknown:
+            return 2
+        selected = [item for item in catalog.entries if item.entry.id in set(args.ids)]
+    elif args.since:
+        try:
+            selected = _changed_entries(root, args.since, catalog.entries)
+        except ValueError as error:
+            print(f"failpedia verify: --since {args.since}: {error}", file=sys.stderr)
+            return 2
+    else:
+        selected = list(catalog.entries)
+
+    packages = {
+        name
+        for item in selected
+        for name in runner.requirement_names(item.entry.reproducer.requirements)
+    }
+    environment = fingerprint.gather(packages)
+    capabilities = runner.Capabilities.from_fingerprint(environment)
+    record_dir = root / records.RECORDS_DIRNAME
+    total = len(selected)
+    lock = threading.Lock()
+    cancel = threading.Event()
+
+    def progress(number: int, text: str) -> None:
+        with lock:
+            print(f"[{number:>{len(str(total))}}/{total}] {text}", file=sys.stderr, flush=True)
+
+    def verify_one(number: int, item: CatalogEntry) -> runner.VerificationResult:
+        entry_id = item.entry.id
+        started = time.monotonic()
+        reason = _device_filter(item, args.device) or runner.skip_reason(item, capabilities)
+        if reason is not None:
+            result = runner.skipped_result(item, reason)
+        else:
+            progress(number, f"start   {entry_id}")
+            result = runner.verify_entry(item, capabilities, cancel=cancel)
+        if cancel.is_set():
+            return result
+        elapsed = time.monotonic() - started
+        progress(number, f"{result.verdict:<14} {entry_id} ({elapsed:.1f} s)")
+        if args.record and result.verdict != runner.SKIPPED:
+            try:
+                _, problem = records.update_record(record_dir, result, environment)
+            except OSError as error:
+                problem = f"cannot write the record of {entry_id}: {error}"
+            if problem:
+                with lock:
+                    print(f"warning: {problem}", file=sys.stderr, flush=True)
+        return result
+
+    if not selected:
+        print("failpedia verify: no entries selected", file=sys.stderr)
+    executor = ThreadPoolExecutor(max_workers=args.jobs, thread_name_prefix="failpedia-verify")
+    try:
+        futures = [
+            executor.submit(verify_one, number, item) for number, item in enumerate(selected, 1)
+        ]
+        results = [future.result() for future in futures]
+    except KeyboardInterrupt:
+        cancel.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        print("failpedia verify: interrupted; reproducers stopped", file=sys.stderr)
+        return 130
+    executor.shutdown(wait=True)
+
+    counts = _counts(results)
+    if args.json:
+        document = {
+            "environment": environment,
+            "results": [result.to_dict() for result in results],
+            "counts": counts,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        if results:
+            print(_summary_table(results))
+        summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
+        print(f"{len(results)} entr{'y' if len(results) == 1 else 'ies'}: {summary or 'none'}")
+    return verify_exit_code(results, args.require_packages)
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="failpedia", description="Failpedia: ML training failures, proved by reproducers."
@@ -100,9 +350,52 @@ def build_parser() -> argparse.ArgumentParser:
     render = commands.add_parser("render", help="write the site's Markdown pages to a folder")
     render.add_argument("--out", required=True, metavar="DIR")
     render.set_defaults(handler=cmd_render)
+    requirements = commands.add_parser(
+        "requirements", help="list the packages reproducers declare, one pin per line"
+    )
+    requirements.add_argument(
+        "--device", choices=("cpu", "cuda", "multi-gpu", "all"), default="all",
+        help="only entries for this device (default: all)",
+    )
+    requirements.set_defaults(handler=cmd_requirements)
     schema = commands.add_parser("schema", help="write the JSON Schemas for entry files")
     schema.add_argument("--check", action="store_true", help="fail if the files are stale")
     schema.set_defaults(handler=cmd_schema)
+    verify = commands.add_parser(
+        "verify",
+        help="run reproducers both ways and record where they proved the failure",
+        epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("ids", nargs="*", metavar="ID", help="entries to verify (default: all)")
+    verify.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="cpu: CPU entries only; cuda: GPU entries only; auto: whatever this machine can "
+        "run (default)",
+    )
+    verify.add_argument(
+        "--jobs", type=_jobs, default=1, metavar="N", help="entries run in parallel (default: 1)"
+    )
+    verify.add_argument(
+        "--since",
+        metavar="GIT_REF",
+        help="only entries whose folder changed since GIT_REF or in the working tree",
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON document")
+    verify.add_argument(
+        "--require-packages",
+        action="store_true",
+        help="fail when a reproducer is skipped for a missing package (for CI)",
+    )
+    verify.add_argument(
+        "--no-record",
+        dest="record",
+        action="store_false",
+        help="do not write verification/<id>.json",
+    )
+    verify.set_defaults(handler=cmd_verify)
     return parser
 
 

@@ -14,6 +14,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from .proof import load_proofs
 from .render import RenderedPage, SiteSettings, render_site
 from .siteconfig import default_edit_base
 from .validator import load_catalog
@@ -24,6 +25,7 @@ class FailpediaConfig(Config):
     templates_dir = config_options.Type(str, default="templates")
     edit_base = config_options.Optional(config_options.Type(str))
     nav_section = config_options.Optional(config_options.Type(str))
+    records_dir = config_options.Type(str, default="verification")
 
 
 def fill_nav_section(nav: list | None, title: str, pages: list[dict[str, str]]) -> bool:
@@ -51,6 +53,10 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
     def on_config(self, config):  # noqa: ANN001, ANN201 - mkdocs hook signature
         self.root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
         catalog, problems = load_catalog(self._path(self.config.entries_dir), self.root)
+        proofs, record_problems = load_proofs(
+            catalog, self._path(self.config.records_dir), self.root
+        )
+        problems.extend(record_problems)
         if problems:
             count = len(problems)
             raise PluginError(
@@ -58,7 +64,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
             )
         settings = SiteSettings(self.config.edit_base or default_edit_base(config.repo_url))
         self.pages = render_site(
-            catalog, self._path(self.config.templates_dir), settings
+            catalog, self._path(self.config.templates_dir), settings, proofs
         )
         if self.config.nav_section:
             pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
@@ -75,7 +81,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
                 raise PluginError(
                     f"docs/{page.path} collides with a generated page; rename or remove it"
                 )
-            in_nav = page.path == "index.md" or page.path.endswith("/index.md")
+            in_nav = page.path in ("index.md", "coverage.md") or page.path.endswith("/index.md")
             files.append(
                 File.generated(
                     config,
@@ -93,5 +99,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
 
     def on_serve(self, server, config, builder):  # noqa: ANN001, ANN201
         server.watch(str(self._path(self.config.entries_dir)))
+        if self._path(self.config.records_dir).is_dir():
+            server.watch(str(self._path(self.config.records_dir)))
         server.watch(str(self._path(self.config.templates_dir)))
         return server

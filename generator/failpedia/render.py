@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 
 from .catalog import RELATION_TITLES, Catalog, CatalogEntry
+from .proof import Proof, coverage
 
 ROLE_TEXT = {
     "initiating": "initiates a failure",
@@ -128,13 +129,19 @@ def relative_link(from_page: str, to_page: str) -> str:
 
 
 def render_site(
-    catalog: Catalog, templates_dir: Path, settings: SiteSettings
+    catalog: Catalog,
+    templates_dir: Path,
+    settings: SiteSettings,
+    proofs: dict[str, Proof] | None = None,
 ) -> list[RenderedPage]:
-    """Every generated page: home, one per category, one per entry."""
+    """Every generated page: home, coverage, one per category, one per entry."""
+    proofs = proofs or {}
+    unproved = Proof("not-proved", "Not yet proved")
     environment = make_environment(templates_dir)
     entry_template = environment.get_template("entry.md.j2")
     category_template = environment.get_template("category.md.j2")
     home_template = environment.get_template("home.md.j2")
+    coverage_template = environment.get_template("coverage.md.j2")
     pages = [
         RenderedPage(
             "index.md",
@@ -147,6 +154,15 @@ def render_site(
             ),
         )
     ]
+    pages.append(
+        RenderedPage(
+            "coverage.md",
+            coverage_template.render(
+                coverage=coverage(catalog, proofs),
+                link=lambda item: relative_link("coverage.md", item.page_path),
+            ),
+        )
+    )
     for category in catalog.categories:
         pages.append(
             RenderedPage(
@@ -169,6 +185,8 @@ def render_site(
                     item=item,
                     entry=item.entry,
                     search_terms=search_terms(item),
+                    proof=proofs.get(item.entry.id, unproved),
+                    coverage_link=relative_link(item.page_path, "coverage.md"),
                     category=catalog.category_by_id[item.entry.category],
                     links=catalog.links(item.entry.id),
                     more=others[:MORE_IN_CATEGORY],

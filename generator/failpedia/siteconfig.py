@@ -14,6 +14,7 @@ class SiteConfig:
     site_url: str | None
     entries_dir: str
     templates_dir: str
+    records_dir: str
     edit_base: str | None
 
 
@@ -44,5 +45,6 @@ def read_site_config(path: Path) -> SiteConfig:
         site_url=data.get("site_url"),
         entries_dir=options.get("entries_dir", "entries"),
         templates_dir=options.get("templates_dir", "templates"),
+        records_dir=options.get("records_dir", "verification"),
         edit_base=options.get("edit_base") or default_edit_base(data.get("repo_url")),
     )

@@ -1,0 +1,110 @@
+"""Verification records on the site: proof status, environments, output, stale, coverage."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from failpedia.records import update_record
+from helpers import REPO_ROOT, copy_fixture, run_cli
+
+ENVIRONMENT_2_12 = {
+    "key": "cpu|torch-2.12.0+cpu|py3.11|Linux-x86_64",
+    "python": "3.11.7",
+    "os": "Linux-6.1-x86_64-with-glibc2.36",
+    "torch": "2.12.0+cpu",
+    "gpu_name": None,
+}
+ENVIRONMENT_2_13 = {**ENVIRONMENT_2_12, "key": "cpu|torch-2.13.0+cpu|py3.11|Linux-x86_64",
+                    "torch": "2.13.0+cpu"}
+ENVIRONMENT_GPU = {**ENVIRONMENT_2_13, "key": "cuda|NVIDIA H200|torch-2.13.0|py3.11|Linux",
+                   "torch": "2.13.0", "gpu_name": "NVIDIA H200"}
+
+
+def _result(verdict: str, started_at: str, excerpt: str = "") -> dict:
+    return {
+        "entry": "widget-limit",
+        "verdict": verdict,
+        "reason": "",
+        "device": "cpu",
+        "started_at": started_at,
+        "broken": {"seconds": 1.25},
+        "fixed": {"seconds": 0.5},
+        "output_excerpt": excerpt,
+    }
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    project = copy_fixture(tmp_path)
+    shutil.copytree(REPO_ROOT / "templates", project / "templates")
+    return project
+
+
+def _render(root: Path) -> str:
+    result = run_cli(root, "render", "--out", str(root / "out"))
+    assert result.returncode == 0, result.stderr
+    return (root / "out" / "widgets" / "widget-limit.md").read_text(encoding="utf-8")
+
+
+def test_no_record_means_not_yet_proved(root: Path) -> None:
+    page = _render(root)
+    assert "**Proof:** [Not yet proved](#proof)" in page
+    assert '!!! note "Not yet proved"' in page
+
+
+def test_proved_record_shows_environment_and_captured_output(root: Path) -> None:
+    excerpt = "FooError: widget count 3 exceeds limit 2 <real output>"
+    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z", excerpt),
+                  ENVIRONMENT_2_13)
+    page = _render(root)
+    assert "**Proof:** [Proved on CPU](#proof)" in page
+    assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | proved | 2026-11-30 | 1.2 | 0.5 |" in page
+    assert "FooError: widget count 3 exceeds limit 2 &lt;real output&gt;" in page
+
+
+def test_gpu_proof_names_the_gpu(root: Path) -> None:
+    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"),
+                  ENVIRONMENT_GPU)
+    assert "**Proof:** [Proved on GPU NVIDIA H200](#proof)" in _render(root)
+
+
+def test_no_longer_reproducing_on_a_newer_torch_marks_the_entry_stale(root: Path) -> None:
+    records = root / "verification"
+    update_record(records, _result("proved", "2026-10-01T10:00:00Z"), ENVIRONMENT_2_12)
+    update_record(records, _result("not-reproduced", "2026-11-30T10:00:00Z"), ENVIRONMENT_2_13)
+    page = _render(root)
+    assert "**Proof:** [Stale: broken mode no longer reproduces on torch 2.13.0+cpu" in page
+    assert '!!! warning "Stale"' in page
+    assert "| CPU, Python 3.11.7, Linux | 2.12.0+cpu | proved |" in page
+    assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | not-reproduced |" in page
+
+
+def test_not_reproducing_on_an_older_torch_is_not_stale(root: Path) -> None:
+    records = root / "verification"
+    update_record(records, _result("not-reproduced", "2026-10-01T10:00:00Z"), ENVIRONMENT_2_12)
+    update_record(records, _result("proved", "2026-11-30T10:00:00Z"), ENVIRONMENT_2_13)
+    assert "**Proof:** [Proved on CPU](#proof)" in _render(root)
+
+
+def test_coverage_page_counts_entries_by_status(root: Path) -> None:
+    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"),
+                  ENVIRONMENT_2_13)
+    _render(root)
+    coverage = (root / "out" / "coverage.md").read_text(encoding="utf-8")
+    assert "| proved-cpu | 1 |" in coverage
+    assert "| not-proved | 2 |" in coverage
+    assert "[Widget count exceeds the limit](widgets/widget-limit.md) | cpu | Proved on CPU |" in (
+        coverage
+    )
+
+
+def test_corrupt_record_is_a_problem_not_a_traceback(root: Path) -> None:
+    (root / "verification").mkdir()
+    (root / "verification" / "widget-limit.json").write_text("{not json", encoding="utf-8")
+    result = run_cli(root, "render", "--out", str(root / "out"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("verification/widget-limit.json: not valid JSON")
+    assert "Traceback" not in result.stderr
