@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from failpedia.records import update_record
 from helpers import REPO_ROOT, copy_fixture, run_cli
 
