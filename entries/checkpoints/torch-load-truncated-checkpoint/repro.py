@@ -1,0 +1,86 @@
+"""Reproducer for torch-load-truncated-checkpoint.
+
+`python repro.py`: a training process saves a good checkpoint after step 1. While it
+saves step 2 over the same file with a plain `torch.save(state, path)`, the process is
+killed (a file-size limit delivers SIGXFSZ halfway through the write, standing in for a
+preemption, the OOM killer or a full disk). The restarted job calls `torch.load(path)` on
+the half-written zip archive, which has no central directory at its end, and fails.
+`python repro.py --fixed`: checkpoints are saved atomically: written to a temporary file in
+the same folder, flushed to disk, then moved over the old one with `os.replace`. The crash
+now only loses the temporary file; the restart loads the intact step-1 checkpoint.
+"""
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+FIXED = "--fixed" in sys.argv[1:]
+
+
+def training_state(step: int) -> dict:
+    torch.manual_seed(step)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.randn(4, 256)).sum().backward()
+    optimizer.step()
+    return {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+
+
+def save_checkpoint_plain(state: dict, path: str) -> None:
+    torch.save(state, path)  # opens `path` for writing: the old checkpoint is gone at once
+
+
+# --- fix: start
+def save_checkpoint_atomic(state: dict, path: str) -> None:
+    """Write to a temporary file next to `path`, then swap it in with one rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp_path = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp_path, path)  # atomic: readers see the old file or the new, never half
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.remove(tmp_path)
+        raise
+# --- fix: end
+
+save_checkpoint = save_checkpoint_atomic if FIXED else save_checkpoint_plain
+
+if "--crash-while-saving" in sys.argv:
+    # The trainer process for step 2: any file it writes past `limit` bytes kills it.
+    path, limit = sys.argv[2], int(sys.argv[3])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it by default
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    save_checkpoint(training_state(step=2), path)
+    sys.exit(0)
+
+workdir = tempfile.mkdtemp(prefix="repro-truncated-ckpt-")
+ckpt = os.path.join(workdir, "last.pt")
+try:
+    save_checkpoint(training_state(step=1), ckpt)
+    size = os.path.getsize(ckpt)
+    print(f"step 1 checkpoint saved: {size} bytes")
+
+    trainer = subprocess.run(
+        [sys.executable, __file__, "--crash-while-saving", ckpt, str(size // 2)]
+        + (["--fixed"] if FIXED else [])
+    )
+    killed_by = signal.Signals(-trainer.returncode).name if trainer.returncode < 0 else trainer.returncode
+    print(f"trainer died while saving step 2 ({killed_by}); last.pt is now "
+          f"{os.path.getsize(ckpt)} bytes; files in the folder: {sorted(os.listdir(workdir))}")
+
+    print("restarting: resuming from last.pt")
+    state = torch.load(ckpt)
+    print("resumed from step", state["step"])
+finally:
+    shutil.rmtree(workdir, ignore_errors=True)
