@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -265,9 +266,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
     lock = threading.Lock()
     cancel = threading.Event()
 
+    running: dict[str, float] = {}  # entry id -> start time, for the live line
+    live = sys.stderr.isatty()
+    finished = threading.Event()
+
     def progress(number: int, text: str) -> None:
         with lock:
+            if live:
+                sys.stderr.write("\r\033[K")  # clear the live line first
             print(f"[{number:>{len(str(total))}}/{total}] {text}", file=sys.stderr, flush=True)
+
+    def live_line() -> None:
+        """On a terminal, one line that counts up the elapsed time of what is running."""
+        width = shutil.get_terminal_size().columns - 1
+        while not finished.wait(1.0):
+            now = time.monotonic()
+            with lock:
+                if running:
+                    parts = [f"{name} {now - start:.0f} s" for name, start in running.items()]
+                    text = "running: " + ", ".join(parts)
+                    sys.stderr.write("\r\033[K" + text[:width])
+                    sys.stderr.flush()
 
     def verify_one(number: int, item: CatalogEntry) -> runner.VerificationResult:
         entry_id = item.entry.id
@@ -277,7 +296,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             result = runner.skipped_result(item, reason)
         else:
             progress(number, f"start   {entry_id}")
-            result = runner.verify_entry(item, capabilities, cancel=cancel)
+            with lock:
+                running[entry_id] = started
+            try:
+                result = runner.verify_entry(item, capabilities, cancel=cancel)
+            finally:
+                with lock:
+                    running.pop(entry_id, None)
         if cancel.is_set():
             return result
         elapsed = time.monotonic() - started
@@ -295,6 +320,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not selected:
         print("failpedia verify: no entries selected", file=sys.stderr)
     executor = ThreadPoolExecutor(max_workers=args.jobs, thread_name_prefix="failpedia-verify")
+    if live:
+        threading.Thread(target=live_line, daemon=True).start()
     try:
         futures = [
             executor.submit(verify_one, number, item) for number, item in enumerate(selected, 1)
@@ -303,9 +330,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         executor.shutdown(wait=True, cancel_futures=True)
+        finished.set()
         print("failpedia verify: interrupted; reproducers stopped", file=sys.stderr)
         return 130
     executor.shutdown(wait=True)
+    finished.set()
+    if live:
+        sys.stderr.write("\r\033[K")
 
     counts = _counts(results)
     if args.json:
