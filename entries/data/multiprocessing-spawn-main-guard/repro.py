@@ -1,0 +1,47 @@
+"""Reproducer for multiprocessing-spawn-main-guard.
+
+`python repro.py`: the training loop sits at module level and the DataLoader uses the
+`spawn` start method (the default on macOS and Windows). Each spawned worker starts a
+fresh interpreter that imports this file again (as `__mp_main__`) to find the dataset
+class; the import runs the module-level loop, which tries to start workers of its own
+while the worker is still bootstrapping. CPython refuses with `RuntimeError: An attempt
+has been made to start a new process before the current process has finished its
+bootstrapping phase.`, printed by each worker; the main process then reports
+`DataLoader worker (pid N) exited unexpectedly with exit code 1`.
+`python repro.py --fixed`: the same loop under `if __name__ == "__main__":`. A worker's
+import now only defines the dataset class and the function, and the two spawned workers
+load every batch.
+"""
+
+import sys
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+FIXED = "--fixed" in sys.argv[1:]
+
+
+class SquaresDataset(Dataset):
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        return torch.tensor([index, index * index])
+
+
+def train() -> None:
+    loader = DataLoader(
+        SquaresDataset(), batch_size=4, num_workers=2, multiprocessing_context="spawn"
+    )
+    for batch in loader:
+        print("batch from spawned workers:", batch.tolist())
+
+
+if not FIXED:
+    # The bug: module-level code, run again by every spawned worker when it imports this file.
+    train()
+
+# --- fix: start
+if __name__ == "__main__":  # true in the process you started, false in a worker's import
+    train()
+# --- fix: end
