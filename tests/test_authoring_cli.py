@@ -168,10 +168,11 @@ def test_render_writes_home_category_and_entry_pages(root, tmp_path):
     out = tmp_path / "out"
     result = run_cli(root, "render", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"wrote 6 pages to {out}\n"
+    assert result.stdout == f"wrote 7 pages to {out}\n"
     written = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
     assert written == sorted(
-        ["index.md", "widgets/index.md", "gadgets/index.md"] + [f"{e}.md" for e in ENTRIES]
+        ["index.md", "coverage.md", "widgets/index.md", "gadgets/index.md"]
+        + [f"{e}.md" for e in ENTRIES]
     )
     page = (out / f"{LIMIT}.md").read_text(encoding="utf-8")
     assert "FooError: widget count 3 exceeds limit 2" in page

@@ -13,13 +13,12 @@ CATALOG, _ = load_catalog(REPO / "entries", REPO)
 
 
 def _queries() -> list[tuple[str, str, str]]:
-    """(entry page path, label, query): each signature's first line and each alias."""
+    """(entry page path, label, query): each signature's identifying line and each alias."""
     cases = []
     for item in CATALOG.entries:
         url = f"{item.entry.category}/{item.entry.id}/"
-        for index, signature in enumerate(item.entry.signatures):
-            line = next(text for text in signature.text.splitlines() if text.strip())
-            cases.append((url, f"{item.entry.id}-signature{index}", line.strip()))
+        for index, line in enumerate(item.signature_lines()):
+            cases.append((url, f"{item.entry.id}-signature{index}", line))
         for index, alias in enumerate(item.entry.aliases):
             cases.append((url, f"{item.entry.id}-alias{index}", alias.text))
     return cases
@@ -89,6 +88,7 @@ def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, q
 def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
     """The page strips lunr query syntax (field colons, presence, boost, fuzz, wildcards)."""
     cleaned = search_page.evaluate(
-        "window.failpediaCleanQuery('RuntimeError: Error(s) +xx -yy ^2 ab~1 cd* (8)')"
+        "window.failpediaCleanQuery('RuntimeError: Error(s) +xx -yy ^2 ab~1 cd* (8) "
+        "i.e. w.r.t. torch._dynamo.exc 2.00 C++')"
     )
-    assert cleaned == "RuntimeError Error xx yy ab cd"
+    assert cleaned == "RuntimeError Error xx yy ab cd torch _dynamo exc 2.00"

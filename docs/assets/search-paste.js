@@ -9,15 +9,15 @@
 (function () {
   "use strict";
 
-  // Punctuation becomes a space (the index splits on it too), and one-character leftovers
-  // are dropped: with the lone "s" of "Error(s)" in the query, pasting "Error(s) in loading
-  // state_dict for Net" ranked an unrelated page first and the state_dict entry not at all.
+  // The query is split the way the index splits page text (the separator in mkdocs.yml:
+  // punctuation, and dots except inside numbers) and one-character pieces are dropped:
+  // with the lone "s" of "Error(s)", or the letters of "i.e." and "w.r.t.", in the query,
+  // pasted messages ranked unrelated pages first and their own entry not at all.
+  var SEPARATOR = /[\s\-,:;!=\[\]()"'`/<>|{}*#@?+~^&%$]+|(?<![0-9])\.|\.(?![0-9])/;
   function cleanQuery(text) {
     return String(text)
-      .replace(/[:^~*()[\]{}<>"'`,;!=|]/g, " ")
-      .split(/\s+/)
-      .map(function (token) { return token.replace(/^[+-]+/, ""); })
-      .filter(function (token) { return token.length > 1; })
+      .split(SEPARATOR)
+      .filter(function (token) { return token && token.length > 1; })
       .join(" ");
   }
   window.failpediaCleanQuery = cleanQuery;

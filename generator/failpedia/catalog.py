@@ -32,6 +32,15 @@ class CatalogEntry:
     def folder(self) -> Path:
         return self.path.parent
 
+    def signature_lines(self) -> list[str]:
+        """For each signature, the line of its text that its pattern matches: the line that
+        identifies the failure in a log (the validator guarantees there is one)."""
+        lines = []
+        for signature, pattern in zip(self.entry.signatures, self.patterns, strict=True):
+            text_lines = [line.strip() for line in signature.text.splitlines() if line.strip()]
+            lines.append(next((line for line in text_lines if pattern.search(line)), text_lines[0]))
+        return lines
+
     @property
     def page_path(self) -> str:
         """Markdown path of the entry's page within the site."""

@@ -88,12 +88,9 @@ def first_sentence(text: str) -> str:
 
 
 def search_terms(item: CatalogEntry) -> list[str]:
-    """What the search index weighs most for an entry: each signature's first line, aliases."""
-    terms = []
-    for signature in item.entry.signatures:
-        terms.append(next(line.strip() for line in signature.text.splitlines() if line.strip()))
-    terms.extend(alias.text for alias in item.entry.aliases)
-    return terms
+    """What the search index weighs most for an entry: the line of each signature that its
+    pattern matches, and the aliases."""
+    return [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
 
 
 def make_environment(templates_dir: Path) -> jinja2.Environment:
