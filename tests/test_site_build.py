@@ -116,7 +116,7 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         positions = [text.find(heading) for heading in headings]
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
         assert positions == sorted(positions), item.entry.id
-        first_line = item.entry.signatures[0].text.splitlines()[0]
+        first_line = item.entry.signatures[0].text.splitlines()[0].strip()
         visible = _visible_text(text)
         assert first_line in visible, item.entry.id
         assert item.fix_code, item.entry.id
