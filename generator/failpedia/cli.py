@@ -37,14 +37,19 @@ def _paths(args: argparse.Namespace) -> tuple[Path, Path]:
     return root, root / read_site_config(root / "mkdocs.yml").entries_dir
 
 
+def _report(problems: ProblemList) -> int:
+    """Print every problem and their count to stderr; the exit code for problems."""
+    print(problems.report(), file=sys.stderr)
+    count = len(problems)
+    print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
+    return 1
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
     catalog, problems = load_catalog(entries_dir, root)
     if problems:
-        print(problems.report(), file=sys.stderr)
-        count = len(problems)
-        print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
-        return 1
+        return _report(problems)
     categories = len({item.entry.category for item in catalog.entries})
     print(f"{len(catalog.entries)} entries in {categories} categories: no problems.")
     return 0
@@ -55,8 +60,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     problems = ProblemList()
     categories = {category.id for category in load_categories(entries_dir, root, problems)}
     if problems:
-        print(problems.report(), file=sys.stderr)
-        return 1
+        return _report(problems)
     try:
         folder = scaffold_entry(entries_dir, args.target, categories)
     except ValueError as error:
@@ -74,8 +78,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     proofs, record_problems = load_proofs(catalog, root / site.records_dir, root)
     problems.extend(record_problems)
     if problems:
-        print(problems.report(), file=sys.stderr)
-        return 1
+        return _report(problems)
     settings = SiteSettings(site.edit_base)
     pages = render_site(catalog, root / site.templates_dir, settings, proofs)
     out = Path(args.out)
@@ -89,8 +92,7 @@ def cmd_requirements(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
     catalog, problems = load_catalog(entries_dir, root)
     if problems:
-        print(problems.report(), file=sys.stderr)
-        return 1
+        return _report(problems)
     pins = sorted(
         {
             requirement
@@ -229,10 +231,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
     catalog, problems = load_catalog(entries_dir, root)
     if problems:
-        print(problems.report(), file=sys.stderr)
-        count = len(problems)
-        print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
-        return 1
+        return _report(problems)
     if args.ids and args.since:
         print("failpedia verify: give entry ids or --since, not both", file=sys.stderr)
         return 2
