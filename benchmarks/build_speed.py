@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from failpedia.fixregion import extract_fix_region
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_ENTRY = REPO / "entries" / "compile" / "dynamo-recompile-limit" / "entry.yaml"
@@ -73,6 +74,10 @@ REPRO_STUB = '''\
 """Synthetic reproducer stub for benchmark entry {entry_id}; never run by the benchmark."""
 
 import sys
+
+# --- fix: start
+{fix_region}
+# --- fix: end
 
 if __name__ == "__main__":
     sys.exit(0)
@@ -153,6 +158,10 @@ def synthetic_entry(
 def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> None:
     """Write ``count`` entries spread round-robin over ``categories``."""
     base = yaml.safe_load(EXAMPLE_ENTRY.read_text(encoding="utf-8"))
+    # The example's fix region, so the pages carry the same fix code as the real one.
+    fix_region = extract_fix_region(
+        (EXAMPLE_ENTRY.parent / "repro.py").read_text(encoding="utf-8")
+    )
     ids = [(categories[number % len(categories)], f"bench-{number:05d}") for number in range(count)]
     # Each entry links to the next entry of its category (not wrapping around), so every
     # relation is stated from one side only and is always consistent.
@@ -167,7 +176,7 @@ def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> No
         entry = synthetic_entry(base, number, category, entry_id, next_in_category[entry_id])
         text = yaml.dump(entry, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
         (folder / "entry.yaml").write_text(ENTRY_HEADER + text, encoding="utf-8")
-        (folder / "repro.py").write_text(REPRO_STUB.format(entry_id=entry_id), encoding="utf-8")
+        (folder / "repro.py").write_text(REPRO_STUB.format(entry_id=entry_id, fix_region=fix_region), encoding="utf-8")
 
 
 def plugin_options(config: dict[str, Any]) -> dict[str, Any]:
