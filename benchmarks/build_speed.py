@@ -176,7 +176,8 @@ def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> No
         entry = synthetic_entry(base, number, category, entry_id, next_in_category[entry_id])
         text = yaml.dump(entry, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
         (folder / "entry.yaml").write_text(ENTRY_HEADER + text, encoding="utf-8")
-        (folder / "repro.py").write_text(REPRO_STUB.format(entry_id=entry_id, fix_region=fix_region), encoding="utf-8")
+        stub = REPRO_STUB.format(entry_id=entry_id, fix_region=fix_region)
+        (folder / "repro.py").write_text(stub, encoding="utf-8")
 
 
 def plugin_options(config: dict[str, Any]) -> dict[str, Any]:
