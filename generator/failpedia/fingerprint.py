@@ -25,6 +25,18 @@ from .runner import clean_environment
 MARKER = "FAILPEDIA-FINGERPRINT "
 TIMEOUT_SECONDS = 180
 
+# The torch-side fields, as they read when torch or a GPU is missing; shared by the
+# subprocess snippet (passed as its second argument) and the in-process fallback.
+TORCH_DEFAULTS: dict[str, Any] = {
+    "torch": None,
+    "cuda": None,
+    "cudnn": None,
+    "nccl": None,
+    "cuda_available": False,
+    "gpu_name": None,
+    "gpu_count": 0,
+}
+
 # Runs in the subprocess: prints one line, MARKER + JSON. Keep it dependency-free.
 SNIPPET = r"""
 import importlib.metadata, json, platform, sys
@@ -52,13 +64,7 @@ info = {
     "system": platform.system(),
     "machine": platform.machine(),
     "cpu": cpu_model(),
-    "torch": None,
-    "cuda": None,
-    "cudnn": None,
-    "nccl": None,
-    "cuda_available": False,
-    "gpu_name": None,
-    "gpu_count": 0,
+    **json.loads(sys.argv[2]),
     "packages": {},
 }
 for name in json.loads(sys.argv[1]):
@@ -142,13 +148,7 @@ def _fallback(error: str) -> dict[str, Any]:
         "system": platform.system(),
         "machine": platform.machine(),
         "cpu": platform.processor() or None,
-        "torch": None,
-        "cuda": None,
-        "cudnn": None,
-        "nccl": None,
-        "cuda_available": False,
-        "gpu_name": None,
-        "gpu_count": 0,
+        **TORCH_DEFAULTS,
         "packages": {},
         "error": error,
     }
@@ -162,7 +162,7 @@ def gather(
     folder = tempfile.mkdtemp(prefix="failpedia-fingerprint-")
     try:
         result = subprocess.run(
-            [python, "-c", SNIPPET, json.dumps(names)],
+            [python, "-c", SNIPPET, json.dumps(names), json.dumps(TORCH_DEFAULTS)],
             cwd=folder,
             env=clean_environment(folder),
             stdin=subprocess.DEVNULL,

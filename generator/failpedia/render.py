@@ -174,6 +174,7 @@ def render_site(
             )
         )
     for item in catalog.entries:
+        edit_url = settings.edit_url(item)
         others = [other for other in catalog.in_category(item.entry.category) if other is not item]
         pages.append(
             RenderedPage(
@@ -188,11 +189,11 @@ def render_site(
                     links=catalog.links(item.entry.id),
                     more=others[:MORE_IN_CATEGORY],
                     more_count=len(others),
-                    edit_url=settings.edit_url(item),
+                    edit_url=edit_url,
                     link=lambda target, page=item.page_path: relative_link(page, target.page_path),
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
-                edit_url=settings.edit_url(item),
+                edit_url=edit_url,
             )
         )
     return pages
