@@ -1,6 +1,11 @@
-"""The ``failpedia`` command: validate, scaffold, render, publish the schema, verify.
+"""The ``failpedia`` command: validate, scaffold, render, publish the schema, verify,
+build the signature index, diagnose logs, explain an entry.
 
 Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
+
+``failpedia diagnose``: 0 when at least one known failure was found; 1 when none was;
+2 when an input could not be read (findings from the other inputs are still printed),
+or no signature index is available; 130 interrupted.
 
 ``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
 skipped for a missing device or requirement; 1 when any was not reproduced, failed its
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import fingerprint, records, runner
+from . import fingerprint, records, runner, sigindex
 from .catalog import CatalogEntry
 from .problems import ProblemList
 from .proof import load_proofs
@@ -363,6 +369,80 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _load_index(args: argparse.Namespace) -> sigindex.SignatureIndex:
+    return sigindex.load_index(
+        Path(args.index) if args.index else None,
+        Path(args.entries) if args.entries else None,
+    )
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from .diagnose import diagnose
+    from .diagnose_output import diagnosis_json, diagnosis_text
+    from .logsource import collect_inputs
+
+    if not args.paths and sys.stdin.isatty():
+        print("failpedia diagnose: give log files or folders, or pipe a log into '-'",
+              file=sys.stderr)
+        return 2
+    try:
+        index = _load_index(args)
+    except sigindex.IndexUnavailable as error:
+        print(f"failpedia diagnose: {error}", file=sys.stderr)
+        return 2
+    inputs, problems = collect_inputs(args.paths)
+    result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
+    result.problems[:0] = problems
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for problem in result.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(diagnosis_json(result) if args.json else diagnosis_text(result))
+    if result.problems:
+        return 2
+    return 0 if result.findings else 1
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain_text
+
+    try:
+        texts = sigindex.load_entry_texts(Path(args.entries) if args.entries else None)
+        index = _load_index(args)
+    except sigindex.IndexUnavailable as error:
+        print(f"failpedia explain: {error}", file=sys.stderr)
+        return 2
+    entry = texts.get(args.id)
+    if entry is None:
+        close = difflib.get_close_matches(args.id, list(texts), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        print(f"failpedia explain: no entry {args.id!r}{hint}", file=sys.stderr)
+        return 2
+    indexed = next(item for item in index.entries if item.id == args.id)
+    print(explain_text(entry, index.url(indexed)), end="")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    root, entries_dir = _paths(args)
+    catalog, problems = load_catalog(entries_dir, root)
+    if problems:
+        return _report(problems)
+    site_url = read_site_config(root / "mkdocs.yml").site_url
+    for path in sigindex.write_package_data(catalog, site_url, Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def _index_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--index", metavar="FILE", help="a signatures.json to use")
+    command.add_argument(
+        "--entries", metavar="DIR",
+        help="compile the index from this entries folder (default: the installed index, "
+        "or the checkout's entries/)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="failpedia", description="Failpedia: ML training failures, proved by reproducers."
@@ -426,7 +506,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not write verification/<id>.json",
     )
     verify.set_defaults(handler=cmd_verify)
+    index = commands.add_parser(
+        "index", help="write signatures.json and entries.json (what the wheel ships)"
+    )
+    index.add_argument("--out", required=True, metavar="DIR")
+    index.set_defaults(handler=cmd_index)
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="find known failures in logs, the initiating one first",
+        description="Read plain or gzip logs, folders of per-rank logs (torchrun --log-dir) "
+        "or standard input ('-'), and report the catalog's failures found in them.",
+        epilog="Exit codes: 0 a known failure was found; 1 none was; 2 an input could not "
+        "be read or no signature index is available; 130 interrupted.",
+    )
+    diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
+    diagnose.add_argument("--json", action="store_true", help="print one JSON document")
+    diagnose.add_argument(
+        "--context", type=_context, default=3, metavar="N",
+        help="lines shown before and after each first match (default: 3)",
+    )
+    diagnose.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
+    _index_options(diagnose)
+    diagnose.set_defaults(handler=cmd_diagnose)
+    explain = commands.add_parser("explain", help="print an entry in the terminal")
+    explain.add_argument("id", metavar="ID")
+    _index_options(explain)
+    explain.set_defaults(handler=cmd_explain)
     return parser
+
+
+def _context(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 50:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 50, not {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -435,6 +551,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader (head, less) went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 
 from .proof import load_proofs
 from .render import RenderedPage, SiteSettings, render_site
+from .sigindex import INDEX_FILE, build_index, dump_json
 from .siteconfig import default_edit_base
 from .validator import load_catalog
 
@@ -46,6 +47,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
         self.pages: list[RenderedPage] = []
         self.edit_urls: dict[str, str] = {}
         self.root = Path.cwd()
+        self.signature_index = ""
 
     def _path(self, value: str) -> Path:
         return (self.root / value).resolve()
@@ -73,6 +75,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
+        self.signature_index = dump_json(build_index(catalog, config.site_url))
         return config
 
     def on_files(self, files: Files, config) -> Files:  # noqa: ANN001
@@ -90,6 +93,8 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
                     inclusion=InclusionLevel.INCLUDED if in_nav else InclusionLevel.NOT_IN_NAV,
                 )
             )
+        # The log page matches pasted logs in the browser against this file.
+        files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         return files
 
     def on_page_context(self, context, page, config, nav):  # noqa: ANN001, ANN201

@@ -185,6 +185,7 @@ def render_site(
                     search_terms=search_terms(item),
                     proof=proofs.get(item.entry.id, unproved),
                     coverage_link=relative_link(item.page_path, "coverage.md"),
+                    diagnose_link=relative_link(item.page_path, "diagnose.md"),
                     category=catalog.category_by_id[item.entry.category],
                     links=catalog.links(item.entry.id),
                     more=others[:MORE_IN_CATEGORY],

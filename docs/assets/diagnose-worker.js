@@ -1,0 +1,434 @@
+// Match a log against signatures.json, entirely in this worker: the log never leaves the
+// browser. The rules are those of `failpedia diagnose` (generator/failpedia/diagnose.py
+// and logline.py), and the line-reading regexes come from signatures.json itself, so the
+// page and the command line read every line the same way and report the same findings
+// in the same order.
+"use strict";
+
+var CHUNK_BYTES = 4 << 20;
+var ROOT_CAUSE_LINES = 12;
+var MAX_ERROR_LINES = 5;
+var MAX_LOCATIONS = 50;
+
+var index = null;
+var rules = null;
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
+}
+
+function compileIndex(data) {
+  var r = data.rules;
+  rules = {
+    cap: r.line_cap,
+    maxPrefixes: r.max_prefixes,
+    ansi: new RegExp(r.ansi, "g"),
+    prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1])]; }),
+    rootMarker: r.root_cause_marker,
+    errorLike: r.error_like.map(function (item) { return [item[0], new RegExp(item[1])]; }),
+    rootRank: /^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?/,
+    rootEnd: /^\s*={10,}/,
+  };
+  var literals = [rules.rootMarker];
+  var entries = data.entries.map(function (entry, position) {
+    var patterns = entry.patterns.map(function (pattern) {
+      pattern.literals.forEach(function (literal) { literals.push(literal); });
+      return { regex: new RegExp(pattern.source), literals: pattern.literals };
+    });
+    return { data: entry, position: position, patterns: patterns };
+  });
+  ["Error", "Exception", "Fatal", "FATAL", "fatal", "Segmentation fault", "core dumped",
+   "Killed", "Aborted", "error", "ERROR", "FAILED", "failed", "Failed", "Traceback"]
+    .forEach(function (word) { literals.push(word); });
+  literals.sort(function (a, b) { return b.length - a.length; });
+  index = {
+    siteUrl: data.site_url,
+    entries: entries,
+    probe: new RegExp(literals.map(escapeRegExp).join("|"), "g"),
+  };
+}
+
+function stripAnsi(text) {
+  return text.indexOf("\x1b") === -1 ? text : text.replace(rules.ansi, "");
+}
+
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z") return 0;
+  var digits = zone.slice(1).replace(":", "");
+  var minutes = parseInt(digits.slice(0, 2), 10) * 60 + parseInt(digits.slice(2, 4), 10);
+  return zone[0] === "-" ? -minutes : minutes;
+}
+
+function parseSegment(raw) {
+  var text = raw, rank = null, time = null;
+  for (var round = 0; round < rules.maxPrefixes; round++) {
+    var applied = false;
+    for (var i = 0; i < rules.prefixes.length; i++) {
+      var name = rules.prefixes[i][0];
+      var match = rules.prefixes[i][1].exec(text);
+      if (!match || match[0].length === 0) continue;
+      if (name === "torchrun" || name === "srun" || name === "nccl") {
+        if (rank === null) rank = /^[0-9]+$/.test(match[1]) ? String(parseInt(match[1], 10)) : match[1];
+      } else if (name === "iso" && time === null) {
+        time = { year: +match[1], month: +match[2], day: +match[3], hour: +match[4],
+                 minute: +match[5], second: +match[6], fraction: match[7] || "",
+                 offset: offsetMinutes(match[8]) };
+      } else if (name === "glog" && time === null) {
+        time = { year: null, month: +match[1], day: +match[2], hour: +match[3],
+                 minute: +match[4], second: +match[5], fraction: match[6] || "", offset: 0 };
+      }
+      text = text.slice(match[0].length);
+      applied = true;
+      break;
+    }
+    if (!applied) break;
+  }
+  return { text: text.slice(0, rules.cap), rank: rank, time: time };
+}
+
+function splitLine(line) {
+  return stripAnsi(line).split("\r").filter(function (part) { return part.trim(); })
+    .map(parseSegment);
+}
+
+function displayText(line) {
+  var parts = stripAnsi(line).split("\r").filter(function (part) { return part.trim(); });
+  return (parts.length ? parts[parts.length - 1] : "").replace(/\s+$/, "").slice(0, rules.cap);
+}
+
+function timeSeconds(time, year) {
+  if (!time) return null;
+  var y = time.year === null ? year : time.year;
+  var base = Date.UTC(y, time.month - 1, time.day, time.hour, time.minute, time.second) / 1000;
+  if (isNaN(base)) base = 0;
+  var fraction = time.fraction ? parseInt(time.fraction, 10) / Math.pow(10, time.fraction.length) : 0;
+  return base - time.offset * 60 + fraction;
+}
+
+function formatTime(seconds) {
+  if (seconds === null) return null;
+  var whole = Math.floor(seconds);
+  var text = new Date(whole * 1000).toISOString().slice(0, 19);
+  var millis = Math.round((seconds - whole) * 1000);
+  return millis ? text + "." + String(Math.min(millis, 999)).padStart(3, "0") + "Z" : text + "Z";
+}
+
+function newState(context) {
+  return { context: context, findings: new Map(), rootRanks: new Set(), rootBlocks: new Set(),
+           errors: [], inputs: [] };
+}
+
+// One input: complete lines arrive in chunks; lines needing following context wait.
+function Reader(state, source, name, rank) {
+  this.state = state; this.source = source; this.name = name; this.rank = rank;
+  this.lineNo = 0; this.tail = []; this.waiting = []; this.carry = ""; this.bytes = 0;
+  this.after = Math.max(state.context, ROOT_CAUSE_LINES);
+}
+
+Reader.prototype.push = function (text, done) {
+  var data = this.carry + text;
+  var cut = data.lastIndexOf("\n") + 1;
+  if (done) { cut = data.length; }
+  this.carry = data.slice(cut);
+  data = data.slice(0, cut);
+  if (!data) return;
+  var lines = data.split("\n");
+  if (data.endsWith("\n")) lines.pop();
+  this.feedWaiting(lines);
+  this.scanLines(lines, data);
+  var ctx = this.state.context;
+  this.tail = ctx ? this.tail.concat(lines.slice(-ctx)).slice(-ctx) : [];
+  this.lineNo += lines.length;
+};
+
+Reader.prototype.feedWaiting = function (lines) {
+  for (var i = 0; i < this.waiting.length; i++) {
+    var hit = this.waiting[i];
+    var take = lines.slice(0, hit.missing);
+    hit.after = hit.after.concat(take);
+    hit.missing -= take.length;
+  }
+  this.flush(false);
+};
+
+Reader.prototype.flush = function (all) {
+  while (this.waiting.length && (all || this.waiting[0].missing <= 0)) {
+    this.handle(this.waiting.shift());
+  }
+};
+
+Reader.prototype.scanLines = function (lines, data) {
+  var clean = stripAnsi(data);
+  var probe = index.probe;
+  probe.lastIndex = 0;
+  var starts = [];
+  var match;
+  var lastStart = -1;
+  while ((match = probe.exec(clean)) !== null) {
+    var start = clean.lastIndexOf("\n", match.index) + 1;
+    if (start !== lastStart) { starts.push(start); lastStart = start; }
+    var next = clean.indexOf("\n", match.index);
+    if (next === -1) break;
+    probe.lastIndex = next + 1;
+  }
+  if (!starts.length) return;
+  // Map each candidate line start to its line number in this chunk.
+  var position = 0, number = 0;
+  for (var s = 0; s < starts.length; s++) {
+    while (position < starts[s]) {
+      var newline = clean.indexOf("\n", position);
+      if (newline === -1 || newline >= starts[s]) break;
+      number++;
+      position = newline + 1;
+    }
+    var line = lines[number];
+    var ctx = this.state.context;
+    var before = number >= ctx ? lines.slice(number - ctx, number)
+      : this.tail.slice(Math.max(0, this.tail.length - (ctx - number))).concat(lines.slice(0, number));
+    var after = lines.slice(number + 1, number + 1 + this.after);
+    var hit = { lineNo: this.lineNo + number + 1, text: line, before: before, after: after,
+                missing: this.after - after.length };
+    if (hit.missing > 0 || this.waiting.length) this.waiting.push(hit);
+    else this.handle(hit);
+  }
+};
+
+Reader.prototype.handle = function (hit) {
+  var text = stripAnsi(hit.text);
+  if (text.indexOf(rules.rootMarker) !== -1) readRootCause(this.state, this.source, hit);
+  collectErrorLines(this.state, this.source, this.name, this.rank, hit);
+  matchHit(this.state, this.source, this.name, this.rank, hit);
+};
+
+Reader.prototype.finish = function () {
+  this.push("", true);
+  this.flush(true);
+};
+
+function readRootCause(state, source, hit) {
+  for (var i = 0; i < hit.after.length; i++) {
+    var text = parseSegment(displayText(hit.after[i])).text;
+    state.rootBlocks.add(source + ":" + (hit.lineNo + i + 1));
+    if (rules.rootEnd.test(text)) break;
+    var match = rules.rootRank.exec(text);
+    if (match) {
+      state.rootRanks.add(match[1]);
+      if (match[2] !== undefined) state.rootRanks.add(match[2]);
+    }
+  }
+}
+
+function collectErrorLines(state, source, name, rank, hit) {
+  splitLine(hit.text).forEach(function (segment, number) {
+    var score = 0;
+    rules.errorLike.forEach(function (item) {
+      if (item[0] > score && item[1].test(segment.text)) score = item[0];
+    });
+    if (!score) return;
+    state.errors.push({ score: score, order: [source, hit.lineNo, number], file: name,
+                        line: hit.lineNo, rank: segment.rank !== null ? segment.rank : rank,
+                        text: segment.text.trim() });
+    if (state.errors.length > MAX_ERROR_LINES * 20) trimErrors(state);
+  });
+}
+
+function compareOrder(a, b) {
+  for (var i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+function trimErrors(state) {
+  state.errors.sort(function (a, b) { return b.score - a.score || compareOrder(b.order, a.order); });
+  state.errors = state.errors.slice(0, MAX_ERROR_LINES);
+}
+
+function matchHit(state, source, name, rank, hit) {
+  var text = stripAnsi(hit.text);
+  var candidates = index.entries.filter(function (entry) {
+    return entry.patterns.some(function (pattern) {
+      return pattern.literals.some(function (literal) { return text.indexOf(literal) !== -1; });
+    });
+  });
+  if (!candidates.length) return;
+  var segments = splitLine(hit.text);
+  candidates.forEach(function (entry) {
+    segments.forEach(function (segment, number) {
+      var found = null;
+      for (var i = 0; i < entry.patterns.length && !found; i++) {
+        found = entry.patterns[i].regex.exec(segment.text);
+      }
+      if (!found) return;
+      var finding = state.findings.get(entry.position);
+      if (!finding) {
+        finding = { entry: entry.data, position: entry.position, occurrences: [] };
+        state.findings.set(entry.position, finding);
+      }
+      var context = state.context;
+      finding.occurrences.push({
+        source: source, file: name, line: hit.lineNo, segment: number,
+        rank: segment.rank !== null ? segment.rank : rank, time: segment.time,
+        text: segment.text, match: [found.index, found.index + found[0].length],
+        before: context ? hit.before.slice(-context).map(displayText) : [],
+        after: context ? hit.after.slice(0, context).map(displayText) : [],
+      });
+    });
+  });
+}
+
+function sortRanks(ranks) {
+  return Array.from(ranks).sort(function (a, b) {
+    var an = /^[0-9]+$/.test(a), bn = /^[0-9]+$/.test(b);
+    if (an && bn) return parseInt(a, 10) - parseInt(b, 10);
+    if (an !== bn) return an ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+}
+
+function finish(state) {
+  var findings = Array.from(state.findings.values());
+  var years = [];
+  findings.forEach(function (finding) {
+    finding.occurrences.forEach(function (item) {
+      if (item.time && item.time.year !== null) years.push(item.time.year);
+    });
+  });
+  var year = years.length ? Math.min.apply(null, years) : 1970;
+  findings.forEach(function (finding) {
+    var best = null, bestKey = null;
+    finding.occurrences.forEach(function (item) {
+      item.rootCause = state.rootRanks.has(item.rank) ||
+        state.rootBlocks.has(item.source + ":" + item.line);
+      item.seconds = timeSeconds(item.time, year);
+      var key = [item.seconds === null ? Infinity : item.seconds,
+                 [item.source, item.line, item.segment]];
+      if (!best || key[0] < bestKey[0] || (key[0] === bestKey[0] && compareOrder(key[1], bestKey[1]) < 0)) {
+        best = item; bestKey = key;
+      }
+    });
+    finding.first = best;
+    finding.firstTime = best.seconds;
+    finding.rootCause = finding.occurrences.some(function (item) { return item.rootCause; });
+  });
+  // Causal level: one more than the deepest found entry that causes this one.
+  var found = new Set(findings.map(function (f) { return f.entry.id; }));
+  var edges = [];
+  findings.forEach(function (f) {
+    f.entry.causes.forEach(function (t) { if (found.has(t)) edges.push([f.entry.id, t]); });
+    f.entry.caused_by.forEach(function (s) { if (found.has(s)) edges.push([s, f.entry.id]); });
+  });
+  var unique = {};
+  edges.forEach(function (e) { unique[e[0] + "\u0000" + e[1]] = e; });
+  edges = Object.keys(unique).sort().map(function (k) { return unique[k]; });
+  var level = {};
+  found.forEach(function (id) { level[id] = 0; });
+  for (var round = 0; round < found.size; round++) {
+    var changed = false;
+    edges.forEach(function (e) {
+      if (level[e[1]] < level[e[0]] + 1 && level[e[0]] + 1 <= found.size) {
+        level[e[1]] = level[e[0]] + 1; changed = true;
+      }
+    });
+    if (!changed) break;
+  }
+  var roleOrder = { initiating: 0, downstream: 1 };
+  findings.sort(function (a, b) {
+    return (roleOrder[a.entry.role] - roleOrder[b.entry.role]) ||
+      (level[a.entry.id] - level[b.entry.id]) ||
+      ((a.rootCause ? 0 : 1) - (b.rootCause ? 0 : 1)) ||
+      compareTimes(a.firstTime, b.firstTime) ||
+      compareOrder([a.first.source, a.first.line, a.first.segment],
+                   [b.first.source, b.first.line, b.first.segment]);
+  });
+  trimErrors(state);
+  var errors = findings.length ? [] : state.errors.slice().sort(function (a, b) {
+    return compareOrder(a.order, b.order);
+  });
+  return {
+    format: 1,
+    inputs: state.inputs,
+    findings: findings.map(function (f) { return findingJson(f); }),
+    unmatched: errors.map(function (e) {
+      return { file: e.file, line: e.line, rank: e.rank, score: e.score, text: e.text };
+    }),
+  };
+}
+
+function compareTimes(a, b) {
+  var x = a === null ? Infinity : a, y = b === null ? Infinity : b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function locationJson(item) {
+  return { file: item.file, line: item.line, rank: item.rank, time: formatTime(item.seconds) };
+}
+
+function findingJson(f) {
+  var ordered = f.occurrences.slice().sort(function (a, b) {
+    return compareOrder([a.source, a.line, a.segment], [b.source, b.line, b.segment]);
+  });
+  var ranks = new Set();
+  f.occurrences.forEach(function (item) { if (item.rank !== null) ranks.add(item.rank); });
+  var first = locationJson(f.first);
+  first.text = f.first.text; first.match = f.first.match;
+  first.before = f.first.before; first.after = f.first.after;
+  return {
+    id: f.entry.id, title: f.entry.title, url: f.entry.url, category: f.entry.category,
+    kind: f.entry.kind, role: f.entry.role, count: f.occurrences.length,
+    ranks: sortRanks(ranks), root_cause: f.rootCause, first: first,
+    locations: ordered.slice(0, MAX_LOCATIONS).map(locationJson),
+  };
+}
+
+async function readFile(reader, file) {
+  var stream = file.stream();
+  var head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  if (head[0] === 0x1f && head[1] === 0x8b) {
+    stream = stream.pipeThrough(new DecompressionStream("gzip"));
+  }
+  var decoder = new TextDecoder("utf-8");
+  var source = stream.getReader();
+  var total = 0, lastReport = 0;
+  for (;;) {
+    var part = await source.read();
+    if (part.done) break;
+    total += part.value.length;
+    reader.bytes += part.value.length;
+    reader.push(decoder.decode(part.value, { stream: true }), false);
+    if (total - lastReport > CHUNK_BYTES) {
+      lastReport = total;
+      postMessage({ type: "progress", bytes: total, size: file.size });
+    }
+  }
+  reader.push(decoder.decode(), false);
+}
+
+onmessage = async function (event) {
+  var request = event.data;
+  try {
+    if (!index) {
+      var response = await fetch(request.indexUrl);
+      compileIndex(await response.json());
+    }
+    var state = newState(request.context);
+    var inputs = request.files && request.files.length ? request.files : null;
+    if (inputs) {
+      for (var i = 0; i < inputs.length; i++) {
+        var reader = new Reader(state, i, inputs[i].name, null);
+        await readFile(reader, inputs[i]);
+        reader.finish();
+        state.inputs.push({ name: inputs[i].name, bytes: reader.bytes, lines: reader.lineNo });
+      }
+    } else {
+      var pasted = new Reader(state, 0, request.name || "pasted log", null);
+      var text = request.text;
+      for (var start = 0; start < text.length; start += CHUNK_BYTES) {
+        pasted.push(text.slice(start, start + CHUNK_BYTES), false);
+      }
+      pasted.finish();
+      state.inputs.push({ name: pasted.name, bytes: text.length, lines: pasted.lineNo });
+    }
+    postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl });
+  } catch (error) {
+    postMessage({ type: "error", message: String(error && error.message || error) });
+  }
+};

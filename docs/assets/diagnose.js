@@ -1,0 +1,131 @@
+// The "Paste your log" page: hands the pasted text or dropped files to a worker that
+// matches them against signatures.json, and shows the findings. Nothing is sent anywhere;
+// every piece of log text is put on the page as text, never as HTML.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var assets = new URL(".", script ? script.src : location.href);
+  var worker = null;
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function rankRanges(ranks) {
+    var parts = [], start = null, previous = null;
+    var numbers = ranks.filter(function (r) { return /^[0-9]+$/.test(r); }).map(Number);
+    numbers.concat([null]).forEach(function (n) {
+      if (start !== null && (n === null || n !== previous + 1)) {
+        parts.push(start === previous ? String(start) : start + "-" + previous);
+        start = null;
+      }
+      if (n !== null) { if (start === null) start = n; previous = n; }
+    });
+    return parts.concat(ranks.filter(function (r) { return !/^[0-9]+$/.test(r); })).join(",");
+  }
+
+  function showFinding(list, finding, number, siteRoot) {
+    var item = element("li", "fp-finding");
+    item.setAttribute("data-entry", finding.id);
+    var title = element("a", "fp-finding__title", finding.title);
+    title.href = new URL(finding.url, siteRoot).href;
+    item.appendChild(title);
+    item.appendChild(element("span", "fp-finding__role",
+      finding.role === "initiating" ? " initiates the failure" : " follows from another failure"));
+    var first = finding.first;
+    var where = first.file + ":" + first.line;
+    if (first.rank !== null) where += ", rank " + first.rank;
+    if (first.time) where += ", " + first.time;
+    item.appendChild(element("div", "fp-finding__where", "first at " + where));
+    var pre = element("pre", "fp-finding__log");
+    first.before.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
+    var hit = element("span", "fp-finding__line");
+    hit.appendChild(document.createTextNode(first.text.slice(0, first.match[0])));
+    hit.appendChild(element("mark", null, first.text.slice(first.match[0], first.match[1])));
+    hit.appendChild(document.createTextNode(first.text.slice(first.match[1]) + "\n"));
+    pre.appendChild(hit);
+    first.after.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
+    item.appendChild(pre);
+    if (finding.count > 1 || finding.ranks.length > 1) {
+      var spread = finding.ranks.length > 1 ? " on ranks " + rankRanges(finding.ranks) : "";
+      item.appendChild(element("div", "fp-finding__count", "seen " + finding.count + " times" + spread));
+    }
+    if (finding.root_cause) {
+      item.appendChild(element("div", "fp-finding__root",
+        "torchrun names this rank as the root cause (first observed failure)"));
+    }
+    list.appendChild(item);
+  }
+
+  function show(root, result) {
+    var out = root.querySelector("[data-fp-results]");
+    out.textContent = "";
+    var siteRoot = new URL("../", assets);
+    var count = result.findings.length;
+    out.appendChild(element("p", "fp-summary", count
+      ? count + " known failure" + (count === 1 ? "" : "s") + " found; the one that started it first."
+      : "No known failure found in this log."));
+    var list = element("ol", "fp-findings");
+    result.findings.forEach(function (f, i) { showFinding(list, f, i + 1, siteRoot); });
+    out.appendChild(list);
+    if (!count && result.unmatched.length) {
+      out.appendChild(element("p", null, "The most error-like lines (no entry matches them):"));
+      var pre = element("pre", "fp-unmatched");
+      result.unmatched.forEach(function (e) {
+        pre.appendChild(document.createTextNode(e.file + ":" + e.line + ": " + e.text + "\n"));
+      });
+      out.appendChild(pre);
+    }
+    window.failpediaDiagnosis = result;
+    root.setAttribute("data-fp-state", "done");
+  }
+
+  function run(root, request) {
+    if (worker) worker.terminate();
+    worker = new Worker(new URL("diagnose-worker.js", assets));
+    var status = root.querySelector("[data-fp-status]");
+    root.setAttribute("data-fp-state", "running");
+    status.textContent = "Matching…";
+    worker.onmessage = function (event) {
+      var message = event.data;
+      if (message.type === "progress") {
+        status.textContent = "Matching… " + Math.round(100 * message.bytes / Math.max(message.size, 1)) + "%";
+      } else if (message.type === "done") {
+        status.textContent = "";
+        show(root, message.result);
+      } else if (message.type === "error") {
+        status.textContent = "Could not read this log: " + message.message;
+        root.setAttribute("data-fp-state", "error");
+      }
+    };
+    request.indexUrl = new URL("../signatures.json", assets).href;
+    request.context = 3;
+    worker.postMessage(request);
+  }
+
+  function init() {
+    var root = document.getElementById("failpedia-diagnose");
+    if (!root || root.getAttribute("data-fp-ready")) return;
+    root.setAttribute("data-fp-ready", "1");
+    var text = root.querySelector("textarea");
+    var files = root.querySelector("input[type=file]");
+    root.querySelector("[data-fp-run]").addEventListener("click", function () {
+      run(root, { text: text.value, name: "pasted log" });
+    });
+    files.addEventListener("change", function () {
+      if (files.files.length) run(root, { files: Array.from(files.files) });
+    });
+    root.addEventListener("dragover", function (event) { event.preventDefault(); });
+    root.addEventListener("drop", function (event) {
+      event.preventDefault();
+      if (event.dataTransfer.files.length) run(root, { files: Array.from(event.dataTransfer.files) });
+    });
+  }
+
+  if (window.document$ && window.document$.subscribe) window.document$.subscribe(init);
+  else document.addEventListener("DOMContentLoaded", init);
+  init();
+})();

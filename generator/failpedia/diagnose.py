@@ -1,0 +1,320 @@
+"""Find the catalog's failures in logs and put the one that started it all first.
+
+Every candidate line the engine reports is split into segments (``logline``) and checked
+with the exact patterns; a segment counts once per entry. Occurrences of one entry are
+grouped into one finding (the same error on 64 ranks is one finding with 64 ranks), and
+findings are ordered by, in turn:
+
+1. role: entries that initiate a failure before those that follow from one;
+2. causal level: an entry comes after every found entry that causes it (relations from
+   the catalog, in both directions);
+3. torchrun's root cause: findings seen on the rank that ``ChildFailedError``'s "Root
+   Cause (first observed failure)" names, or inside that block, come first;
+4. the earliest time a prefix gave (a year-less glog time takes the earliest year the
+   findings' other timestamps show, or 1970);
+5. the order of first appearance in the input.
+
+The site's log page implements the same rules over the same ``signatures.json``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .logline import LogTime, Segment, display_text, parse_segment, split_line
+from .logscan import LineHit, ScanStats, scan_stream
+from .logsource import InputError, LogInput, open_input
+from .matcher import Engine, Probe, make_engine
+from .sigindex import ERROR_LIKE, ROOT_CAUSE_MARKER, IndexedEntry, SignatureIndex
+
+ROOT_CAUSE_LINES = 12
+MAX_ERROR_LINES = 5
+ROLE_ORDER = {"initiating": 0, "downstream": 1}
+_ROOT_RANK = re.compile(r"^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?")
+_ROOT_END = re.compile(r"^\s*={10,}")
+
+
+@dataclass
+class Occurrence:
+    source: int
+    file: str
+    line: int
+    segment: int
+    rank: str | None
+    time: LogTime | None
+    text: str
+    span: tuple[int, int]
+    before: list[str]
+    after: list[str]
+    root_cause: bool = False
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        return (self.source, self.line, self.segment)
+
+
+@dataclass
+class Finding:
+    entry: IndexedEntry
+    url: str
+    occurrences: list[Occurrence] = field(default_factory=list)
+    level: int = 0
+    first: Occurrence | None = None
+    first_time: float | None = None
+
+    @property
+    def ranks(self) -> list[str]:
+        return sort_ranks({item.rank for item in self.occurrences if item.rank is not None})
+
+    @property
+    def root_cause(self) -> bool:
+        return any(item.root_cause for item in self.occurrences)
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    score: int
+    order: tuple[int, int, int]
+    file: str
+    line: int
+    rank: str | None
+    text: str
+
+
+@dataclass
+class InputSummary:
+    name: str
+    rank: str | None
+    bytes: int = 0
+    lines: int = 0
+
+
+@dataclass
+class Diagnosis:
+    engine: str
+    inputs: list[InputSummary]
+    findings: list[Finding]
+    error_lines: list[ErrorLine]
+    assumed_year: int
+    warnings: list[str]
+    problems: list[str]
+
+
+def sort_ranks(ranks: set[str]) -> list[str]:
+    """Numeric ranks in numeric order, then any host:pid labels by name."""
+    return sorted(ranks, key=lambda rank: (0, int(rank), "") if rank.isdigit() else (1, 0, rank))
+
+
+@dataclass
+class _RootCause:
+    ranks: set[str] = field(default_factory=set)
+    blocks: set[tuple[int, int]] = field(default_factory=set)  # (source, line) inside
+
+
+class _Matchers:
+    """The probes of one run: every signature pattern, then the internal ones."""
+
+    def __init__(self, index: SignatureIndex, with_error_like: bool, engine_name: str | None):
+        self.pattern_of: list[tuple[int, re.Pattern[str]]] = []
+        probes: list[Probe] = []
+        for entry_index, entry in enumerate(index.entries):
+            for pattern in entry.patterns:
+                probes.append(Probe(pattern.canonical, pattern.literals))
+                self.pattern_of.append((entry_index, re.compile(pattern.canonical, re.ASCII)))
+        self.root_probe = len(probes)
+        probes.append(Probe(None, (ROOT_CAUSE_MARKER,)))
+        self.error_probes: set[int] = set()
+        if with_error_like:
+            for _, literals, _ in ERROR_LIKE:
+                self.error_probes.add(len(probes))
+                probes.append(Probe(None, tuple(literals)))
+        self.engine, self.warning = make_engine(probes, engine_name)
+
+
+def _error_scorers() -> list[tuple[int, re.Pattern[str]]]:
+    return [(score, re.compile(source)) for score, _, source in ERROR_LIKE]
+
+
+def diagnose(
+    inputs: list[LogInput],
+    index: SignatureIndex,
+    context: int = 3,
+    engine_name: str | None = None,
+) -> Diagnosis:
+    """Scan every input and return the ordered findings (or, if none, error-like lines)."""
+    has_stdin = any(not item.rereadable for item in inputs)
+    matchers = _Matchers(index, with_error_like=has_stdin, engine_name=engine_name)
+    warnings = [matchers.warning] if matchers.warning else []
+    problems: list[str] = []
+    summaries = [InputSummary(item.name, item.rank) for item in inputs]
+    findings: dict[int, Finding] = {}
+    root = _RootCause()
+    scorers = _error_scorers()
+    error_heap: list[tuple[int, tuple[int, int, int], ErrorLine]] = []
+    after = max(context, ROOT_CAUSE_LINES)
+    for source, log in enumerate(inputs):
+        for hit in _scan(log, matchers.engine, context, after, summaries[source], problems):
+            if matchers.root_probe in hit.probes:
+                _read_root_cause(hit, source, root)
+            if matchers.error_probes & hit.probes:
+                _collect_error_lines(hit, source, log, scorers, error_heap)
+            _match_hit(hit, source, log, index, matchers, findings, context)
+    assumed_year = _assumed_year(list(findings.values()))
+    ordered = _order(list(findings.values()), index, root, assumed_year)
+    if not ordered and not error_heap and not has_stdin and not problems:
+        error_matchers = _Matchers(index, with_error_like=True, engine_name=engine_name)
+        for source, log in enumerate(inputs):
+            scratch = InputSummary(log.name, log.rank)
+            for hit in _scan(log, error_matchers.engine, 0, 0, scratch, problems):
+                if error_matchers.error_probes & hit.probes:
+                    _collect_error_lines(hit, source, log, scorers, error_heap)
+    error_lines = sorted((item for _, _, item in error_heap), key=lambda item: item.order)
+    engine = matchers.engine.name
+    return Diagnosis(engine, summaries, ordered, error_lines if not ordered else [],
+                     assumed_year, warnings, problems)
+
+
+def _scan(
+    log: LogInput, engine: Engine, before: int, after: int, summary: InputSummary,
+    problems: list[str],
+) -> Iterator[LineHit]:
+    stats = ScanStats()
+    try:
+        stream = open_input(log)
+    except InputError as error:
+        problems.append(str(error))
+        return
+    try:
+        yield from scan_stream(stream, engine, before, after, stats)
+    except InputError as error:
+        problems.append(f"{log.name}: {error}")
+    finally:
+        if log.path is not None:
+            stream.close()
+        summary.bytes, summary.lines = stats.bytes, stats.lines
+
+
+def _match_hit(
+    hit: LineHit, source: int, log: LogInput, index: SignatureIndex, matchers: _Matchers,
+    findings: dict[int, Finding], context: int,
+) -> None:
+    by_entry: dict[int, list[re.Pattern[str]]] = {}
+    for probe in hit.probes:
+        if probe < len(matchers.pattern_of):
+            entry_index, regex = matchers.pattern_of[probe]
+            by_entry.setdefault(entry_index, []).append(regex)
+    if not by_entry:
+        return
+    segments: list[Segment] = split_line(hit.text)
+    for entry_index in sorted(by_entry):
+        for number, segment in enumerate(segments):
+            match = next(
+                (found for regex in by_entry[entry_index] if (found := regex.search(segment.text))),
+                None,
+            )
+            if match is None:
+                continue
+            entry = index.entries[entry_index]
+            finding = findings.setdefault(entry_index, Finding(entry, index.url(entry)))
+            finding.occurrences.append(Occurrence(
+                source, log.name, hit.line_no, number,
+                segment.rank if segment.rank is not None else log.rank,
+                segment.time, segment.text, match.span(),
+                [display_text(line) for line in hit.before[-context:]] if context else [],
+                [display_text(line) for line in hit.after[:context]] if context else [],
+            ))
+
+
+def _read_root_cause(hit: LineHit, source: int, root: _RootCause) -> None:
+    """Read the rank named in a "Root Cause (first observed failure)" block."""
+    for offset, line in enumerate(hit.after, start=1):
+        text = parse_segment(display_text(line)).text
+        root.blocks.add((source, hit.line_no + offset))
+        if _ROOT_END.match(text):
+            break
+        match = _ROOT_RANK.match(text)
+        if match:
+            root.ranks.update(rank for rank in match.groups() if rank is not None)
+
+
+def _collect_error_lines(
+    hit: LineHit, source: int, log: LogInput, scorers: list[tuple[int, re.Pattern[str]]],
+    heap: list[tuple[int, tuple[int, int, int], ErrorLine]],
+) -> None:
+    for number, segment in enumerate(split_line(hit.text)):
+        score = max((value for value, regex in scorers if regex.search(segment.text)), default=0)
+        if not score:
+            continue
+        order = (source, hit.line_no, number)
+        rank = segment.rank if segment.rank is not None else log.rank
+        item = ErrorLine(score, order, log.name, hit.line_no, rank, segment.text.strip())
+        if len(heap) < MAX_ERROR_LINES:
+            heapq.heappush(heap, (score, order, item))
+        elif (score, order) > heap[0][:2]:
+            heapq.heapreplace(heap, (score, order, item))
+
+
+def _assumed_year(findings: list[Finding]) -> int:
+    years = [
+        item.time.year for finding in findings for item in finding.occurrences
+        if item.time is not None and item.time.year is not None
+    ]
+    return min(years) if years else 1970
+
+
+def _choose_first(finding: Finding, assumed_year: int) -> None:
+    def key(item: Occurrence) -> tuple[float, tuple[int, int, int]]:
+        seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
+        return (seconds, item.order)
+
+    finding.first = min(finding.occurrences, key=key)
+    first_key = key(finding.first)[0]
+    finding.first_time = None if first_key == math.inf else first_key
+
+
+def _levels(findings: list[Finding], index: SignatureIndex) -> None:
+    """Causal level: one more than the deepest found entry that causes this one."""
+    found = {finding.entry.id for finding in findings}
+    edges = set()
+    for entry in index.entries:
+        if entry.id not in found:
+            continue
+        edges.update((entry.id, target) for target in entry.causes if target in found)
+        edges.update((source, entry.id) for source in entry.caused_by if source in found)
+    level = dict.fromkeys(found, 0)
+    for _ in range(len(found)):
+        changed = False
+        for source, target in sorted(edges):
+            if level[target] < level[source] + 1 <= len(found):
+                level[target] = level[source] + 1
+                changed = True
+        if not changed:
+            break
+    for finding in findings:
+        finding.level = level[finding.entry.id]
+
+
+def _order(
+    findings: list[Finding], index: SignatureIndex, root: _RootCause, assumed_year: int
+) -> list[Finding]:
+    for finding in findings:
+        for item in finding.occurrences:
+            item.root_cause = item.rank in root.ranks or (item.source, item.line) in root.blocks
+        _choose_first(finding, assumed_year)
+    _levels(findings, index)
+
+    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int]]:
+        assert finding.first is not None
+        return (
+            ROLE_ORDER.get(finding.entry.role, 1),
+            finding.level,
+            0 if finding.root_cause else 1,
+            finding.first_time if finding.first_time is not None else math.inf,
+            finding.first.order,
+        )
+
+    return sorted(findings, key=key)

@@ -1,0 +1,169 @@
+"""Find candidate lines in a block of log bytes, fast: the first, coarse pass of diagnosis.
+
+A probe is a regular expression (a signature's canonical pattern) or a literal keyword.
+An engine reports, for a block of bytes, positions where a probe may match. It may report
+more than the exact matches (the caller checks each candidate line with the exact
+pattern) but never fewer: every line the exact patterns match must show up.
+
+``HyperscanEngine`` compiles every probe into one Hyperscan database, a DFA-style
+matcher that scans the block once, in linear time, for all probes together. Where
+Hyperscan is not installed (it ships wheels for x86-64 Linux and macOS), ``LiteralEngine``
+finds each probe's required literal text with ``bytes.find``: correct, much slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .patterns import DOT
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What to look for: a canonical pattern (``regex``) or literal texts, any of which."""
+
+    regex: str | None
+    literals: tuple[str, ...]
+
+
+class Engine:
+    name = "engine"
+
+    def find(self, block: bytes) -> list[tuple[int, int]]:
+        """``(position, probe index)`` pairs; ``position`` lies inside the candidate match."""
+        raise NotImplementedError
+
+
+class LiteralEngine(Engine):
+    """Reports every occurrence of any of a probe's literals."""
+
+    name = "literal"
+
+    def __init__(self, probes: Sequence[Probe]) -> None:
+        self.needles: list[tuple[bytes, int]] = []
+        seen: set[tuple[bytes, int]] = set()
+        for index, probe in enumerate(probes):
+            for literal in probe.literals:
+                needle = (literal.encode("utf-8"), index)
+                if needle[0] and needle not in seen:
+                    seen.add(needle)
+                    self.needles.append(needle)
+
+    def find(self, block: bytes) -> list[tuple[int, int]]:
+        found = []
+        for needle, index in self.needles:
+            position = block.find(needle)
+            while position != -1:
+                found.append((position, index))
+                position = block.find(needle, position + 1)
+        return found
+
+
+def _hyperscan_form(canonical: str) -> bytes:
+    """The canonical pattern as a Hyperscan byte pattern that matches at least as much.
+
+    Anchors are dropped (lines are matched after their prefixes are removed; the exact
+    check runs later), and a class that names non-ASCII characters becomes "any one to
+    four bytes", since Hyperscan matches bytes and UTF-8 spreads such characters over
+    several.
+    """
+    text = canonical.replace(DOT, "[^\\n\\r]")
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            out.append(text[index : index + 2])
+            index += 2
+        elif char == "[":
+            end = index + 1
+            if text.startswith("^", end):
+                end += 1
+            if text.startswith("]", end):
+                end += 1
+            while end < len(text) and text[end] != "]":
+                end += 2 if text[end] == "\\" else 1
+            members = text[index : end + 1]
+            out.append("(?:[^\\n]{1,4})" if any(ord(c) > 127 for c in members) else members)
+            index = end + 1
+        elif char in "^$":
+            index += 1
+        else:
+            out.append(char if ord(char) < 128 else "".join(f"\\x{b:02x}" for b in char.encode()))
+            index += 1
+    return "".join(out).encode("ascii")
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "failpedia"
+
+
+class HyperscanEngine(Engine):
+    """All probes in one Hyperscan block-mode database, cached on disk once compiled."""
+
+    name = "hyperscan"
+
+    def __init__(self, probes: Sequence[Probe], use_cache: bool = True) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        expressions = [
+            _hyperscan_form(probe.regex) if probe.regex is not None
+            else b"|".join(re.escape(literal).encode("utf-8") for literal in probe.literals)
+            for probe in probes
+        ]
+        key = hashlib.sha256(
+            b"\0".join([str(getattr(hyperscan, "__version__", "")).encode(), *expressions])
+        ).hexdigest()
+        cached = _cache_dir() / f"hs-{key[:32]}.db"
+        self.database = None
+        if use_cache and cached.is_file():
+            try:
+                self.database = hyperscan.loadb(cached.read_bytes())
+            except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
+                self.database = None
+        if self.database is None:
+            self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            self.database.compile(expressions=expressions, ids=list(range(len(expressions))))
+            if use_cache:
+                try:
+                    cached.parent.mkdir(parents=True, exist_ok=True)
+                    temporary = cached.with_suffix(f".{os.getpid()}.tmp")
+                    temporary.write_bytes(hyperscan.dumpb(self.database))
+                    os.replace(temporary, cached)
+                except OSError:
+                    pass
+        self.scratch = hyperscan.Scratch(self.database)
+
+    def find(self, block: bytes) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        append = found.append
+
+        def on_match(index: int, start: int, end: int, flags: int, context: object) -> None:
+            append((end - 1, index))
+
+        self.database.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        return found
+
+
+def make_engine(probes: Sequence[Probe], prefer: str | None = None) -> tuple[Engine, str | None]:
+    """The fastest engine available and, when it is not Hyperscan, a warning saying why."""
+    if prefer != "literal":
+        try:
+            return HyperscanEngine(probes), None
+        except ImportError:
+            reason = "the hyperscan package is not installed on this platform"
+        except Exception as error:  # noqa: BLE001 - any compile failure falls back
+            reason = f"hyperscan could not compile the signatures ({error})"
+        if prefer == "hyperscan":
+            raise RuntimeError(reason)
+        return LiteralEngine(probes), (
+            f"{reason}; matching with the slower pure-Python engine"
+        )
+    return LiteralEngine(probes), None
