@@ -1,0 +1,29 @@
+"""Build hook: compile the signature index and the entry texts into the package.
+
+A wheel built from the repository then carries ``failpedia/data/signatures.json`` and
+``entries.json``, so ``failpedia diagnose`` and ``failpedia explain`` work on a machine
+that has only the wheel. Editable installs read ``entries/`` directly instead.
+"""
+
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+
+
+class BuildWithSignatureIndex(build_py):
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        sys.path.insert(0, str(ROOT / "generator"))
+        from failpedia.sigindex import compile_catalog, write_package_data
+
+        catalog, site_url = compile_catalog(ROOT / "entries")
+        write_package_data(catalog, site_url, Path(self.build_lib) / "failpedia" / "data")
+
+
+setup(cmdclass={"build_py": BuildWithSignatureIndex})

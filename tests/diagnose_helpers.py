@@ -1,0 +1,42 @@
+"""Run ``failpedia diagnose`` as a user would and reduce its findings to what must agree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parent / "diagnose_corpus"
+
+
+def corpus_logs() -> list[Path]:
+    return sorted(CORPUS.glob("*.log"))
+
+
+def expectations() -> dict[str, Any]:
+    return json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+
+
+def run_diagnose(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+                 command: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    base = command or [sys.executable, "-m", "failpedia.cli"]
+    return subprocess.run([*base, "diagnose", *args], input=stdin, capture_output=True,
+                          cwd=cwd, timeout=300)
+
+
+def diagnose_json(*args: str, **kwargs: Any) -> dict[str, Any]:
+    done = run_diagnose("--json", *args, **kwargs)
+    assert done.returncode in (0, 1), done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+def essence(result: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What the CLI and the page must agree on: which findings, in which order, where."""
+    return [
+        (item["id"], item["count"], tuple(item["ranks"]), item["root_cause"],
+         item["first"]["line"], item["first"]["rank"], item["first"]["time"],
+         item["first"]["text"])
+        for item in result["findings"]
+    ]

@@ -1,0 +1,118 @@
+"""The log page, driven in headless Chromium: same findings as the CLI, nothing sent,
+nothing interpreted as HTML."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from diagnose_helpers import corpus_logs, diagnose_json, essence
+
+DONE = "#failpedia-diagnose[data-fp-state=done]"
+
+
+@pytest.fixture
+def log_page(browser, site_url):  # noqa: ANN001, ANN201
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(site_url + "diagnose/")
+    page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
+    yield page
+    page.close()
+    assert errors == []
+
+
+def _drop(page, *paths: Path) -> dict:  # noqa: ANN001
+    page.set_input_files("#failpedia-diagnose input[type=file]", [str(path) for path in paths])
+    page.wait_for_selector(DONE, timeout=120_000)
+    return page.evaluate("window.failpediaDiagnosis")
+
+
+def _paste(page, text: str) -> dict:  # noqa: ANN001
+    page.fill("#failpedia-diagnose textarea", text)
+    page.click("[data-fp-run]")
+    page.wait_for_selector(DONE, timeout=120_000)
+    return page.evaluate("window.failpediaDiagnosis")
+
+
+@pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
+def test_page_and_cli_report_the_same_findings_in_the_same_order(
+    log_page, log: Path, tmp_path: Path  # noqa: ANN001
+) -> None:
+    cli = diagnose_json(str(log))
+    dropped = _drop(log_page, log)
+    assert essence(dropped) == essence(cli)
+    assert [item["text"] for item in dropped["unmatched"]] == [
+        item["text"] for item in cli["unmatched"]
+    ]
+    packed = tmp_path / (log.name + ".gz")
+    packed.write_bytes(gzip.compress(log.read_bytes()))
+    log_page.evaluate("document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')")
+    assert essence(_drop(log_page, packed)) == essence(cli)
+
+
+def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:  # noqa: ANN001
+    log = next(path for path in corpus_logs() if path.name == "ddp-dataloader-oom.log")
+    _paste(log_page, log.read_text())
+    first = log_page.locator(".fp-finding").first
+    assert first.get_attribute("data-entry") == "dataloader-worker-killed-by-signal"
+    href = first.locator("a.fp-finding__title").get_attribute("href")
+    assert href.endswith("/data/dataloader-worker-killed-by-signal/")
+    assert "is killed by signal" in first.locator("mark").inner_text()
+    assert "ranks 2-3" in first.inner_text()
+
+
+def test_log_text_is_never_interpreted_as_html(log_page) -> None:  # noqa: ANN001
+    dialogs: list[str] = []
+    log_page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    hostile = (
+        "<script>alert('script')</script>\n"
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2) "
+        "<img src=x onerror=\"alert('img')\">\n"
+        "<b>bold</b> ValueError: <img src=y onerror=alert(2)>\n"
+    )
+    result = _paste(log_page, hostile)
+    assert result["findings"][0]["id"] == "matmul-shapes-cannot-be-multiplied"
+    results = log_page.locator("[data-fp-results]")
+    assert results.locator("img, script, b").count() == 0
+    assert "<img src=x onerror=" in results.inner_text()
+    log_page.wait_for_timeout(300)
+    assert dialogs == []
+
+
+def test_the_log_never_leaves_the_browser(browser, site_url) -> None:  # noqa: ANN001
+    page = browser.new_page()
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(
+        f"{request.url}\n{request.post_data or ''}\n{request.headers}"))
+    page.goto(site_url + "diagnose/")
+    page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
+    marker = "zq-private-token-7731"
+    _paste(page, f"secret path /home/alice/{marker}\nRuntimeError: mat1 and mat2 shapes cannot be "
+                 f"multiplied (4x8 and 16x2) {marker}\n")
+    page.close()
+    assert sent, "the page made no request at all: the test did not observe anything"
+    assert not [request for request in sent if marker in request]
+    assert all(request.startswith(site_url) for request in sent)
+
+
+def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) -> None:  # noqa: ANN001
+    log = tmp_path / "big.log"
+    bar = "[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\r" * 20 + "\n"
+    chunk = (bar + "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n"
+             + "node1:12:12 [1] NCCL INFO Channel 00/02 :    0   1   2   3\n" * 5) * 2000
+    with log.open("w") as handle:
+        for _ in range(200_000_000 // len(chunk) + 1):
+            handle.write(chunk)
+        handle.write("[default1]:RuntimeError: mat1 and mat2 shapes cannot be multiplied "
+                     "(4x8 and 16x2)\n")
+    log_page.set_input_files("#failpedia-diagnose input[type=file]", str(log))
+    # The page still answers while the worker reads the file.
+    states = {log_page.evaluate(
+        "document.getElementById('failpedia-diagnose').getAttribute('data-fp-state')")}
+    log_page.wait_for_selector(DONE, timeout=300_000)
+    assert "running" in states
+    result = log_page.evaluate("window.failpediaDiagnosis")
+    assert essence(result) == essence(diagnose_json(str(log)))

@@ -1,0 +1,150 @@
+"""``failpedia diagnose`` through its command line, on the corpus of realistic logs."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from diagnose_helpers import corpus_logs, diagnose_json, essence, expectations, run_diagnose
+
+
+@pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
+def test_corpus_log_finds_the_initiating_failure_first(log: Path) -> None:
+    expected = expectations()[log.name]
+    result = diagnose_json(str(log))
+    ids = [item["id"] for item in result["findings"]]
+    if expected["first"] is None:
+        assert ids == []
+        assert any(expected["unmatched_includes"] in item["text"] for item in result["unmatched"])
+        return
+    assert ids[0] == expected["first"]
+    if "first_ranks" in expected:
+        assert result["findings"][0]["ranks"] == expected["first_ranks"]
+    for other in expected.get("includes", []):
+        assert other in ids
+
+
+@pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
+def test_gzip_stdin_and_both_engines_agree(log: Path, tmp_path: Path) -> None:
+    plain = essence(diagnose_json(str(log)))
+    packed = tmp_path / (log.name + ".gz")
+    packed.write_bytes(gzip.compress(log.read_bytes()))
+    assert essence(diagnose_json(str(packed))) == plain
+    assert essence(diagnose_json("-", stdin=log.read_bytes())) == plain
+    assert essence(diagnose_json("--engine", "literal", str(log))) == plain
+
+
+def test_exit_codes_and_text_output(tmp_path: Path) -> None:
+    corpus = {path.name: path for path in corpus_logs()}
+    found = run_diagnose(str(corpus["ddp-dataloader-oom.log"]))
+    assert found.returncode == 0
+    text = found.stdout.decode()
+    assert "dataloader-worker-killed-by-signal" in text
+    assert "https://failpedia.github.io/failpedia/data/dataloader-worker-killed-by-signal/" in text
+    assert "seen 3 times on ranks 2-3" in text
+    nothing = run_diagnose(str(corpus["no-known-failure.log"]))
+    assert nothing.returncode == 1
+    assert "No known failure" in nothing.stdout.decode()
+    assert "ValueError: bad schedule" in nothing.stdout.decode()
+    missing = run_diagnose(str(tmp_path / "nope.log"))
+    assert missing.returncode == 2
+    assert b"nope.log: no such file or folder" in missing.stderr
+    assert b"Traceback" not in missing.stderr
+    broken = tmp_path / "broken.log.gz"
+    broken.write_bytes(gzip.compress(b"x" * 10000)[:40])
+    result = run_diagnose(str(broken), str(corpus["ddp-dataloader-oom.log"]))
+    assert result.returncode == 2
+    assert b"broken.log.gz" in result.stderr and b"Traceback" not in result.stderr
+    assert b"dataloader-worker-killed-by-signal" in result.stdout
+
+
+def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> None:
+    """torchrun --log-dir keeps <run>/attempt_0/<local_rank>/stderr.log, without prefixes."""
+    source = (Path(__file__).parent / "diagnose_corpus" / "srun-resume-size-mismatch.log")
+    lines = source.read_text().splitlines()
+    for rank in (0, 1):
+        folder = tmp_path / "run" / "attempt_0" / str(rank)
+        folder.mkdir(parents=True)
+        mine = [line[3:] for line in lines if line.startswith(f"{rank}: ")]
+        (folder / "stderr.log").write_text("\n".join(mine) + "\n")
+        (folder / "stdout.log").write_text("")
+    result = diagnose_json(str(tmp_path / "run"))
+    [finding] = result["findings"]
+    assert finding["id"] == "load-state-dict-size-mismatch"
+    assert finding["ranks"] == ["0", "1"]
+    assert finding["count"] == 2
+    assert len(result["inputs"]) == 4
+
+
+def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
+    """A downstream line printed earlier does not outrank the failure torchrun names."""
+    log = tmp_path / "mixed.log"
+    log.write_text(
+        "[rank1]:[2024-06-11 03:00:00,000] RuntimeError: DataLoader worker (pid(s) 9) exited "
+        "unexpectedly\n"
+        "0: [2024-06-11 03:00:05,000] RuntimeError: mat1 and mat2 shapes cannot be multiplied "
+        "(4x8 and 16x2)\n"
+        "node3:4411:4411 [2] RuntimeError: view size is not compatible with input tensor's size "
+        "and stride (at least one dimension spans across two contiguous subspaces). Use "
+        ".reshape(...) instead.\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-06-11_03:00:09\n"
+        "  rank      : 7 (local_rank: 3)\n"
+        "==================================================\n"
+        "[default3]:RuntimeError: view size is not compatible with input tensor's size and "
+        "stride (at least one dimension spans across two contiguous subspaces). Use "
+        ".reshape(...) instead.\n"
+    )
+    findings = diagnose_json(str(log))["findings"]
+    by_id = {item["id"]: item for item in findings}
+    view = by_id["view-size-not-compatible-with-stride"]
+    assert view["ranks"] == ["3", "node3:4411"]
+    assert view["root_cause"] is True
+    assert findings[0]["id"] == "view-size-not-compatible-with-stride"
+    assert by_id["matmul-shapes-cannot-be-multiplied"]["first"]["rank"] == "0"
+    assert by_id["matmul-shapes-cannot-be-multiplied"]["first"]["time"] == "2024-06-11T03:00:05Z"
+
+
+def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
+    message = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)"
+    log = tmp_path / "long.log"
+    log.write_text("x" * 5000 + message + "\n" + message + "\n")
+    for engine in ("hyperscan", "literal"):
+        [finding] = diagnose_json("--engine", engine, str(log))["findings"]
+        assert finding["count"] == 1 and finding["first"]["line"] == 2
+
+
+def _peak_rss_kib(log: Path) -> int:
+    script = (
+        "import resource, sys\n"
+        "from failpedia.cli import main\n"
+        "code = main(['diagnose', '--json', sys.argv[1]])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    return int(done.stderr.decode().strip().splitlines()[-1])
+
+
+def _write_log(path: Path, megabytes: int) -> None:
+    bar = "[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\r" * 20 + "\n"
+    chunk = (bar + "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n") * 2000
+    with path.open("w") as handle:
+        for _ in range(megabytes * 1_000_000 // len(chunk) + 1):
+            handle.write(chunk)
+        handle.write("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\n")
+
+
+def test_memory_stays_flat_as_the_log_grows(tmp_path: Path) -> None:
+    """Six times the log, about the same peak memory: the file is streamed, never held."""
+    small, large = tmp_path / "small.log", tmp_path / "large.log"
+    _write_log(small, 20)
+    _write_log(large, 120)
+    growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
+    assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more log"
