@@ -20,10 +20,11 @@ def expectations() -> dict[str, Any]:
 
 
 def run_diagnose(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
-                 command: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+                 command: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     base = command or [sys.executable, "-m", "failpedia.cli"]
     return subprocess.run([*base, "diagnose", *args], input=stdin, capture_output=True,
-                          cwd=cwd, timeout=300)
+                          cwd=cwd, timeout=300, env=env)
 
 
 def diagnose_json(*args: str, **kwargs: Any) -> dict[str, Any]:
