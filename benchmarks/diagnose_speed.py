@@ -86,7 +86,8 @@ def noise_block(rng: random.Random, near_misses: list[str]) -> str:
                     f"Channel {rng.randint(0, 31):02d}/32 : {rank} {(rank + 1) % 64} via P2P/IPC")
         elif kind < 0.7:
             line = (f"[rank{rank}]:2024-06-11 03:{rng.randint(0, 59):02d}:"
-                    f"{rng.randint(0, 59):02d},{rng.randint(0, 999):03d} INFO train.py:{rng.randint(10, 400)} step "
+                    f"{rng.randint(0, 59):02d},{rng.randint(0, 999):03d} INFO "
+                    f"train.py:{rng.randint(10, 400)} step "
                     f"{rng.randint(1, 99999)} loss {rng.random() * 3:.4f} lr 3.0e-4")
         elif kind < 0.8:
             line = (f"\x1b[33m[W{rng.randint(1000, 1231)} 03:00:00.{rng.randint(0, 999999):06d} "
@@ -94,7 +95,8 @@ def noise_block(rng: random.Random, near_misses: list[str]) -> str:
                     f"\x1b[0m {rng.choice(WORDS)} {rng.choice(WORDS)} recompiled")
         elif kind < 0.9:
             line = (f'  File "/opt/conda/lib/python3.11/site-packages/torch/'
-                    f'{rng.choice(WORDS)}.py", line {rng.randint(1, 3000)}, in {rng.choice(WORDS)}_{rng.choice(WORDS)}")
+                    f'{rng.choice(WORDS)}.py", line {rng.randint(1, 3000)}, '
+                    f"in {rng.choice(WORDS)}_{rng.choice(WORDS)}")
         else:
             line = f"[rank{rank}]:" + rng.choice(near_misses)
         out.append(line)
