@@ -1,0 +1,57 @@
+"""Reproducer for cuda-device-mismatch.
+
+`python repro.py`: the model is moved to the GPU with `model.to(device)`, but the batches
+from the DataLoader stay where the Dataset made them, on the CPU, and the training loop
+forgets to move them. The first `nn.Linear` calls `addmm` with a CPU input and CUDA
+weights, and the dispatcher's device check raises
+`RuntimeError: Expected all tensors to be on the same device, but ...` (the wording
+depends on the release: `... but got mat1 is on cpu, different from other tensors on
+cuda:0 (when checking argument in method wrapper_CUDA_addmm)` in recent ones, `... but
+found at least two devices, cpu and cuda:0! (when checking argument for argument mat1 in
+method wrapper_CUDA_addmm)` before).
+`python repro.py --fixed`: every batch is moved to the model's device at the top of the
+loop (from pinned memory, without blocking).
+
+Needs a CUDA GPU.
+"""
+
+import sys
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+FIXED = "--fixed" in sys.argv[1:]
+
+if not torch.cuda.is_available():
+    sys.exit("this reproducer needs a CUDA GPU")
+device = torch.device("cuda")
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(20, 64), torch.nn.ReLU(), torch.nn.Linear(64, 3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(256, 20), torch.randint(0, 3, (256,)))
+loader = DataLoader(data, batch_size=32, shuffle=True, pin_memory=True)
+model = Classifier().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+steps = 0
+for x, y in loader:  # the bug: x and y are CPU tensors
+    if FIXED:
+        # --- fix: start
+        x = x.to(device, non_blocking=True)  # batches come off the DataLoader on the CPU
+        y = y.to(device, non_blocking=True)
+        # --- fix: end
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    steps += 1
+print(f"trained {steps} steps on {device}, last loss {loss.item():.4f}")

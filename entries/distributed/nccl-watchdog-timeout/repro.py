@@ -1,0 +1,134 @@
+"""Reproducer for nccl-watchdog-timeout (needs 2 CUDA GPUs).
+
+`python repro.py`: two NCCL ranks (one GPU each, launched as plain subprocesses, as a
+SLURM or MPI launcher would) train for a few steps, then rank 0 alone evaluates and
+saves a checkpoint while rank 1 already waits in the next `all_reduce`. The training
+collectives run on a process group whose timeout is 10 s (standing in for the 10-minute
+NCCL default), and rank 0's work takes 20 s (standing in for an evaluation or checkpoint
+upload that outlasts the timeout). Rank 1's NCCL watchdog thread finds the all-reduce
+still unfinished after 10 s and logs
+`Watchdog caught collective operation timeout: WorkNCCL(SeqNum=N, OpType=ALLREDUCE, ...)
+ran for N milliseconds before timing out.`, then takes the process down (SIGABRT).
+`python repro.py --fixed`: the all-reduce that waits for rank 0's rank-local work runs on a
+second NCCL group created with a timeout that covers that work (80 s); the training
+collectives keep the short timeout, so a rank that really hangs is still caught.
+
+Every child is killed before the script exits, also on the deadline.
+"""
+
+import datetime
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+FIXED = "--fixed" in sys.argv[1:]
+WORLD_SIZE = 2
+COLLECTIVE_TIMEOUT = datetime.timedelta(seconds=10)  # the training group's timeout
+RANK0_ONLY_SECONDS = 20  # evaluation + checkpoint on rank 0, longer than the timeout
+DEADLINE = 100  # seconds for the whole run
+
+
+def worker(rank: int) -> None:
+    import torch
+    import torch.distributed as dist
+
+    torch.cuda.set_device(rank)
+    device = torch.device("cuda", rank)
+    # Rendezvous gets a generous timeout so a slow start cannot fail it.
+    dist.init_process_group(
+        "nccl", rank=rank, world_size=WORLD_SIZE, timeout=datetime.timedelta(seconds=60)
+    )
+    train_group = dist.new_group(timeout=COLLECTIVE_TIMEOUT)
+    wait_group = train_group
+    # --- fix: start
+    if FIXED:
+        # A separate group for waiting on rank 0's checkpoint/evaluation, with a timeout
+        # that covers it. Every rank creates it, in the same order, right after init.
+        wait_group = dist.new_group(timeout=datetime.timedelta(seconds=RANK0_ONLY_SECONDS * 4))
+    # --- fix: end
+    # Create the NCCL communicators now, with every rank present (NCCL connects lazily,
+    # on a group's first collective).
+    for group in [train_group] if wait_group is train_group else [train_group, wait_group]:
+        dist.all_reduce(torch.ones(1, device=device), group=group)
+    torch.cuda.synchronize()
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1).to(device)
+    for _step in range(3):
+        model.zero_grad()
+        model(torch.randn(8, 16, device=device)).pow(2).mean().backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad, group=train_group)
+    torch.cuda.synchronize()
+    print(f"[rank {rank}] 3 training steps done", flush=True)
+
+    if rank == 0:
+        print(f"[rank 0] evaluating and saving a checkpoint ({RANK0_ONLY_SECONDS} s)", flush=True)
+        time.sleep(RANK0_ONLY_SECONDS)  # stands in for evaluation, torch.save, an upload
+    else:
+        print(f"[rank {rank}] waiting for rank 0 in all_reduce", flush=True)
+    ready = torch.ones(1, device=device)
+    dist.all_reduce(ready, group=wait_group)
+    print(f"[rank {rank}] all ranks ready: {ready.item():.0f}", flush=True)  # blocks on the GPU
+    dist.destroy_process_group()
+
+
+def free_port() -> int:
+    # A free port below Linux's ephemeral range (32768-60999): no socket bound to port 0
+    # in the meantime (gloo opens many) can take it before rank 0 listens on it.
+    for port in random.Random().sample(range(20000, 32000), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port between 20000 and 32000")
+
+
+def launch() -> int:
+    import torch
+
+    if torch.cuda.device_count() < WORLD_SIZE:
+        print(f"needs {WORLD_SIZE} CUDA GPUs, found {torch.cuda.device_count()}")
+        return 2
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    args = ["--fixed"] if FIXED else []
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(rank), *args],
+            env=env,
+            start_new_session=True,
+        )
+        for rank in range(WORLD_SIZE)
+    ]
+    codes = {}
+    try:
+        end = time.monotonic() + DEADLINE
+        while len(codes) < WORLD_SIZE and time.monotonic() < end:
+            for rank, proc in enumerate(procs):
+                if rank not in codes and proc.poll() is not None:
+                    codes[rank] = proc.returncode
+            time.sleep(0.2)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    described = {
+        r: (signal.Signals(-c).name if isinstance(c, int) and c < 0 else c)
+        for r, c in codes.items()
+    }
+    print(f"rank exit codes: {[described.get(r, 'killed at deadline') for r in range(WORLD_SIZE)]}")
+    return 0 if len(codes) == WORLD_SIZE and not any(codes.values()) else 1
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        worker(int(sys.argv[sys.argv.index("--worker") + 1]))
+    else:
+        sys.exit(launch())

@@ -1,0 +1,73 @@
+"""Reproducer for hf-token-length-warning.
+
+`python repro.py`: a scoring script tokenizes a long document for a small GPT-2 whose
+position table has 16 rows (`n_positions=16`, and the tokenizer's `model_max_length=16`).
+Nothing truncates it, so the tokenizer logs `Token indices sequence length is longer than
+the specified maximum sequence length for this model (41 > 16). Running this sequence
+through the model will result in indexing errors`, and the forward pass then fails as
+announced: position 16 has no row in `wpe`, and `torch.nn.functional.embedding` raises
+`IndexError: index out of range in self` (on a GPU: a device-side assert).
+`python repro.py --fixed`: the document is split into windows of at most
+`model_max_length` tokens (truncation with overflow and a stride), so every window fits,
+no warning is logged, and the model scores every window.
+
+Everything is built in the script: a word-level tokenizer and a 2-layer GPT-2 with hidden
+size 32. Nothing is downloaded.
+"""
+
+import os
+import sys
+import tempfile
+
+_hf_home = tempfile.TemporaryDirectory(prefix="repro-hf-home-")
+os.environ["HF_HOME"] = _hf_home.name  # nothing is written to the user's cache
+os.environ["HF_HUB_OFFLINE"] = "1"  # and nothing is fetched from the Hub
+
+import torch  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast  # noqa: E402
+
+FIXED = "--fixed" in sys.argv[1:]
+CONTEXT = 16  # the model's position table: positions 0..15
+
+WORDS = ["<|endoftext|>", "the", "cat", "sat", "on", "mat", "and", "dog", "ran", "to", "park"]
+backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<|endoftext|>"))
+backend.pre_tokenizer = pre_tokenizers.Whitespace()
+tokenizer = PreTrainedTokenizerFast(
+    tokenizer_object=backend, eos_token="<|endoftext|>", pad_token="<|endoftext|>", model_max_length=CONTEXT
+)
+
+torch.manual_seed(0)
+config = GPT2Config(
+    vocab_size=len(WORDS), n_embd=32, n_layer=2, n_head=2, n_positions=CONTEXT, bos_token_id=0, eos_token_id=0
+)
+model = GPT2LMHeadModel(config).eval()
+
+document = " ".join(["the cat sat on the mat and the dog ran to the park"] * 3) + " the end"
+print(f"document: {len(document.split())} words; model context: {CONTEXT} positions")
+
+# --- fix: start
+def encode_in_windows(text: str):
+    """Split a long text into overlapping windows that each fit the model's context."""
+    return tokenizer(
+        text,
+        truncation=True,
+        max_length=tokenizer.model_max_length,
+        stride=4,  # tokens repeated between consecutive windows, for context
+        return_overflowing_tokens=True,
+        padding=True,
+        return_tensors="pt",
+    )
+# --- fix: end
+
+
+if FIXED:
+    encoded = encode_in_windows(document)
+    encoded.pop("overflow_to_sample_mapping")
+else:
+    encoded = tokenizer(document, return_tensors="pt")  # no truncation: 41 tokens
+print("input_ids shape:", tuple(encoded["input_ids"].shape))
+
+with torch.no_grad():
+    logits = model(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"]).logits
+print("logits shape:", tuple(logits.shape))
