@@ -25,6 +25,8 @@ def test_corpus_log_finds_the_initiating_failure_first(log: Path) -> None:
         assert result["findings"][0]["ranks"] == expected["first_ranks"]
     for other in expected.get("includes", []):
         assert other in ids
+    if "order" in expected:
+        assert ids == expected["order"]
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
