@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import fingerprint, records, runner, sigindex
-from .catalog import CatalogEntry
+from .catalog import Catalog, CatalogEntry
 from .problems import ProblemList
 from .proof import load_proofs
 from .render import SiteSettings, render_site, write_pages
@@ -51,9 +51,33 @@ def _report(problems: ProblemList) -> int:
     return 1
 
 
+def _engine_problems(catalog: Catalog, root: Path) -> ProblemList:
+    """Patterns that pass the dialect but that Hyperscan, the linear-time engine behind
+    ``failpedia diagnose``, would refuse (too large a repeat, for one)."""
+    from .matcher import engine_refusals
+    from .yamlsource import parse_yaml
+
+    located = [
+        (item, number, pattern)
+        for item in catalog.entries for number, pattern in enumerate(item.patterns)
+    ]
+    refused = engine_refusals([pattern.canonical for _, _, pattern in located]) or {}
+    problems = ProblemList()
+    for position, reason in sorted(refused.items()):
+        item, number, _ = located[position]
+        document = parse_yaml(item.path.read_text(encoding="utf-8"))
+        line = document.line_of(("signatures", number, "pattern"))
+        problems.add(item.display_path, line, f"signatures[{number}].pattern",
+                     f"the matching engine refuses this pattern: {reason}")
+    return problems
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     root, entries_dir = _paths(args)
     catalog, problems = load_catalog(entries_dir, root)
+    if problems:
+        return _report(problems)
+    problems = _engine_problems(catalog, root)
     if problems:
         return _report(problems)
     categories = len({item.entry.category for item in catalog.entries})

@@ -152,6 +152,29 @@ class HyperscanEngine(Engine):
         return found
 
 
+def engine_refusals(canonicals: Sequence[str]) -> dict[int, str] | None:
+    """Patterns the linear-time engine refuses, by position, with its reason; None when
+    Hyperscan is not installed here (the dialect check alone then applies)."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    expressions = [_hyperscan_form(canonical) for canonical in canonicals]
+    try:
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(expressions=expressions, ids=list(range(len(expressions))))
+        return {}
+    except Exception:  # noqa: BLE001 - find which pattern, one at a time
+        pass
+    refused = {}
+    for position, expression in enumerate(expressions):
+        try:
+            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[expression])
+        except Exception as error:  # noqa: BLE001 - the engine's own message is the reason
+            refused[position] = str(error) or type(error).__name__
+    return refused
+
+
 def make_engine(probes: Sequence[Probe], prefer: str | None = None) -> tuple[Engine, str | None]:
     """The fastest engine available and, when it is not Hyperscan, a warning saying why."""
     if prefer != "literal":
