@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 import html.parser
+import json
 import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import yaml
 from failpedia.siteconfig import read_site_config
 from failpedia.validator import load_catalog
 from sitebuild import REPO, mkdocs_build
@@ -51,6 +53,8 @@ def _parse(page: Path) -> _PageLinks:
     return parser
 
 
+MKDOCS = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+SITE_DESCRIPTION = MKDOCS["site_description"]
 SITE_PATH = urlsplit(read_site_config(REPO / "mkdocs.yml").site_url or "/").path
 
 
@@ -123,6 +127,20 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         for code_line in item.fix_code.splitlines():
             assert code_line.strip() in visible, (item.entry.id, code_line)
         assert f"entries/{item.entry.category}/{item.entry.id}/entry.yaml" in text
+
+
+def test_every_entry_page_keeps_its_front_matter(built_site: Path) -> None:
+    """Title, description and search terms reach the page: mkdocs drops a page's whole front
+    matter without a word when it fails to parse (an emoji written as a JSON escape did)."""
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    tags = {doc["location"]: doc.get("tags") for doc in index["docs"]}
+    for item in CATALOG.entries:
+        location = f"{item.entry.category}/{item.entry.id}/"
+        expected = [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+        assert tags.get(location) == expected, item.entry.id
+        page = (built_site / location / "index.html").read_text(encoding="utf-8")
+        description = re.search(r'<meta name="description" content="([^"]*)"', page)
+        assert description and description.group(1) != html.escape(SITE_DESCRIPTION), item.entry.id
 
 
 def _visible_text(markup: str) -> str:

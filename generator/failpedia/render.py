@@ -7,6 +7,7 @@ pages can be written to disk and built by another engine.
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -87,6 +88,20 @@ def first_sentence(text: str) -> str:
     return flat[: match.start()] if match else flat
 
 
+# Characters YAML reads as line breaks or a byte-order mark even inside a quoted string.
+_YAML_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029", 0xFEFF: "\\ufeff"}
+
+
+def front_matter_value(value: object) -> str:
+    """A value for the page's YAML front matter, written as JSON (valid YAML flow syntax).
+
+    Characters outside the BMP stay literal: JSON writes them as surrogate-pair escapes,
+    which PyYAML decodes to two lone surrogates, and mkdocs then drops the page's whole front
+    matter (its title, description and search terms) without a word.
+    """
+    return json.dumps(value, ensure_ascii=False).translate(_YAML_BREAKS)
+
+
 def search_terms(item: CatalogEntry) -> list[str]:
     """What the search index weighs most for an entry: the line of each signature that its
     pattern matches, and the aliases."""
@@ -109,6 +124,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
         cell=table_cell,
         link_text=link_text,
         first_sentence=first_sentence,
+        front_matter=front_matter_value,
         indent_block=lambda text, width=4: "\n".join(
             (" " * width + line) if line.strip() else "" for line in text.splitlines()
         ),
