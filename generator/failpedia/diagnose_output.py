@@ -160,7 +160,7 @@ def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
     width = len(str(first.line + len(first.after)))
     for offset, text in enumerate(first.before, start=-len(first.before)):
         lines.append(f"     {first.line + offset:>{width}} | {text}")
-    lines.append(f"   > {first.line:>{width}} | {first.text}")
+    lines.append(f"   > {first.line:>{width}} | {first.text.rstrip()}")
     for offset, text in enumerate(first.after, start=1):
         lines.append(f"     {first.line + offset:>{width}} | {text}")
     times = len(finding.occurrences)
