@@ -92,3 +92,12 @@ def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
         "i.e. w.r.t. torch._dynamo.exc 2.00 C++')"
     )
     assert cleaned == "RuntimeError Error xx yy ab cd torch _dynamo exc 2.00"
+
+
+def test_search_drops_absolute_paths(search_page) -> None:  # noqa: ANN001
+    """Paths of the machine that printed a message are no words to search for."""
+    cleaned = search_page.evaluate(
+        "window.failpediaCleanQuery(\"RuntimeError: [/__w/pytorch/third_party/gloo/pair.cc:553] "
+        "Connection closed; File '/tmp/run-8f2k/predict.py', C:\\\\work\\\\x.py line 3\")"
+    )
+    assert cleaned == "RuntimeError 553 Connection closed File line"

@@ -6,6 +6,14 @@
 // Queries are cleaned of that syntax before they reach the search worker. The search box
 // listens for key events, so a paste with the mouse, a drop or an autocompletion would not
 // search: every input event is passed on as a keyup (the search skips repeated values).
+//
+// lunr scores a page by how many of the query's words it holds, so a page whose messages
+// hold more words wins: "a leaf Variable that requires grad is being used in an in-place
+// operation" ranked the entry for "a view of a leaf Variable that requires grad ..." first.
+// Entry pages carry their messages as tags; results are reordered so that pages with a
+// message close to the query (Jaccard similarity of the word sets) come first.
+//
+// Loaded in the page head, before the theme's bundle creates the search worker.
 (function () {
   "use strict";
 
@@ -14,28 +22,122 @@
   // with the lone "s" of "Error(s)", or the letters of "i.e." and "w.r.t.", in the query,
   // pasted messages ranked unrelated pages first and their own entry not at all.
   var SEPARATOR = /[\s\-,:;!=\[\]()"'`/<>|{}*#@?+~^&%$]+|(?<![0-9])\.|\.(?![0-9])/;
+  // Absolute file paths ("/tmp/run-8f2k/predict.py", "C:\\work\\x.py") are particular to
+  // the machine that printed the message; their pieces only match unrelated pages.
+  var ABSOLUTE_PATH = /(^|[\s'"(<=[])(?:[A-Za-z]:)?[\\/](?:[\w.@+~-]+[\\/])+[\w.@+~-]*/g;
   function cleanQuery(text) {
     return String(text)
+      .replace(ABSOLUTE_PATH, "$1 ")
       .split(SEPARATOR)
       .filter(function (token) { return token && token.length > 1; })
       .join(" ");
   }
   window.failpediaCleanQuery = cleanQuery;
 
-  // The search worker receives the query as a message of type 2 ({type, data}); clean it there
-  // so the text in the box stays exactly what the reader pasted. Queries are also debounced:
-  // the search runs on every keyup, and a long error message typed or pasted in pieces would
-  // otherwise queue one full search per character.
+  function words(text) {
+    var set = new Set();
+    cleanQuery(text).toLowerCase().split(" ").forEach(function (word) { if (word) set.add(word); });
+    return set;
+  }
+
+  // Closeness of a query to a page's messages: the best Jaccard similarity between the query's
+  // words and one message's words (1 when the query is the message, word for word).
+  function closeness(query, messages) {
+    var best = 0;
+    messages.forEach(function (message) {
+      var shared = 0;
+      message.forEach(function (word) { if (query.has(word)) shared += 1; });
+      var union = query.size + message.size - shared;
+      if (union) best = Math.max(best, shared / union);
+    });
+    return best;
+  }
+
+  // Pages whose closeness is at least CLOSE come first, closest first; the others keep lunr's
+  // order after them. Prose queries ("nan loss") are close to no message and are not reordered.
+  var CLOSE = 0.5;
+  function rerank(query, groups, messagesByPage) {
+    var queryWords = words(query);
+    var scored = groups.map(function (group, position) {
+      var page = String(group[0] && group[0].location || "").split("#")[0];
+      var score = closeness(queryWords, messagesByPage.get(page) || []);
+      return { group: group, position: position, score: score >= CLOSE ? score : 0 };
+    });
+    scored.sort(function (a, b) { return b.score - a.score || a.position - b.position; });
+    return scored.map(function (item) { return item.group; });
+  }
+  window.failpediaRerank = function (query, groups, docs) {
+    return rerank(query, groups, messagesByPage(docs));
+  };
+
+  function messagesByPage(docs) {
+    var pages = new Map();
+    (docs || []).forEach(function (doc) {
+      var page = String(doc.location || "").split("#")[0];
+      if (!pages.has(page) && Array.isArray(doc.tags) && doc.tags.length) {
+        pages.set(page, doc.tags.map(words));
+      }
+    });
+    return pages;
+  }
+
+  // The search worker receives the index as a message of type 0 and each query as a message of
+  // type 2 ({type, data}); it answers a query with a message of type 3. The query is cleaned
+  // here so the text in the box stays exactly what the reader pasted. Queries are also
+  // debounced: the search runs on every keyup, and a long error message typed or pasted in
+  // pieces would otherwise queue one full search per character. This script is loaded before
+  // the theme's bundle (overrides/main.html), so the theme's listener on the worker is wrapped
+  // and receives the reordered answer.
+  var searches = new WeakMap();  // search worker -> {pages, queries}
   var postMessage = Worker.prototype.postMessage;
   var pending = null;
   Worker.prototype.postMessage = function (message) {
+    var worker = this;
+    if (message && message.type === 0 && message.data && Array.isArray(message.data.docs)) {
+      searches.set(worker, { pages: messagesByPage(message.data.docs), queries: [] });
+      return postMessage.apply(this, arguments);
+    }
     if (!(message && message.type === 2 && typeof message.data === "string")) {
       return postMessage.apply(this, arguments);
     }
-    var worker = this;
     var cleaned = Object.assign({}, message, { data: cleanQuery(message.data) });
     clearTimeout(pending);
-    pending = setTimeout(function () { postMessage.call(worker, cleaned); }, 150);
+    pending = setTimeout(function () {
+      var search = searches.get(worker);
+      if (search) search.queries.push(cleaned.data);
+      postMessage.call(worker, cleaned);
+    }, 150);
+  };
+
+  var reordered = new WeakMap();  // answer event -> the event with reordered results
+  function reorder(worker, event) {
+    var answer = event.data;
+    var search = searches.get(worker);
+    if (!(search && answer && answer.type === 3 && answer.data && Array.isArray(answer.data.items))) {
+      return event;
+    }
+    if (!reordered.has(event)) {  // once per answer, however many listeners the worker has
+      var query = search.queries.shift();
+      var items = query === undefined ? answer.data.items : rerank(query, answer.data.items, search.pages);
+      var data = Object.assign({}, answer, { data: Object.assign({}, answer.data, { items: items }) });
+      reordered.set(event, new MessageEvent("message", { data: data }));
+    }
+    return reordered.get(event);
+  }
+
+  var addEventListener = Worker.prototype.addEventListener;
+  var removeEventListener = Worker.prototype.removeEventListener;
+  var wrappers = new WeakMap();  // listener -> wrapper that hands it the reordered answer
+  Worker.prototype.addEventListener = function (type, listener, options) {
+    if (type !== "message" || typeof listener !== "function") return addEventListener.apply(this, arguments);
+    if (!wrappers.has(listener)) {
+      wrappers.set(listener, function (event) { return listener.call(this, reorder(this, event)); });
+    }
+    return addEventListener.call(this, type, wrappers.get(listener), options);
+  };
+  Worker.prototype.removeEventListener = function (type, listener, options) {
+    var wrapped = type === "message" && wrappers.get(listener);
+    return removeEventListener.call(this, type, wrapped || listener, options);
   };
 
   document.addEventListener("input", function (event) {
