@@ -232,6 +232,9 @@ def make_plain_project(
         encoding="utf-8",
     )
     shutil.copytree(generator_project / config.get("docs_dir", "docs"), project / "docs")
+    theme_dir = (config.get("theme") or {}).get("custom_dir")
+    if theme_dir:  # the theme overrides (the search script loads from there)
+        shutil.copytree(generator_project / theme_dir, project / theme_dir)
 
 
 # --------------------------------------------------------------------------- measuring

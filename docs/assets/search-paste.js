@@ -86,7 +86,7 @@
   // here so the text in the box stays exactly what the reader pasted. Queries are also
   // debounced: the search runs on every keyup, and a long error message typed or pasted in
   // pieces would otherwise queue one full search per character. This script is loaded before
-  // the theme's bundle (overrides/main.html), so the theme's listener on the worker is wrapped
+  // the theme's bundle (templates/theme/main.html), so the theme's listener on the worker is wrapped
   // and receives the reordered answer.
   var searches = new WeakMap();  // search worker -> {pages, queries}
   var postMessage = Worker.prototype.postMessage;
