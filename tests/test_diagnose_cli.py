@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,20 @@ def test_gzip_stdin_and_both_engines_agree(log: Path, tmp_path: Path) -> None:
     assert essence(diagnose_json(str(packed))) == plain
     assert essence(diagnose_json("-", stdin=log.read_bytes())) == plain
     assert essence(diagnose_json("--engine", "literal", str(log))) == plain
+
+
+def test_compiled_matcher_is_reused_from_the_cache(tmp_path: Path) -> None:
+    """The compiled database is written once and loaded by later runs, not rebuilt."""
+    pytest.importorskip("hyperscan")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    log = corpus_logs()[0]
+    first = essence(diagnose_json(str(log), env=env))
+    databases = sorted((tmp_path / "cache" / "failpedia").glob("*.db"))
+    assert databases, "no compiled database was cached"
+    for path in databases:  # an old timestamp: a rebuild would replace the file
+        os.utime(path, ns=(1, 1))
+    assert essence(diagnose_json(str(log), env=env)) == first
+    assert [path.stat().st_mtime_ns for path in databases] == [1] * len(databases)
 
 
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:

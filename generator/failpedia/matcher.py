@@ -125,7 +125,7 @@ class HyperscanEngine(Engine):
         self.database = None
         if use_cache and cached.is_file():
             try:
-                self.database = hyperscan.loadb(cached.read_bytes())
+                self.database = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
             except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
                 self.database = None
         if self.database is None:
