@@ -119,12 +119,15 @@ class _Matchers:
     """The probes of one run: every signature pattern, then the internal ones."""
 
     def __init__(self, index: SignatureIndex, with_error_like: bool, engine_name: str | None):
-        self.pattern_of: list[tuple[int, re.Pattern[str]]] = []
+        # Each pattern is compiled for the exact check the first time its probe fires: a
+        # log touches few of them, and compiling thousands up front costs seconds.
+        self.pattern_of: list[tuple[int, str]] = []
+        self._compiled: dict[int, re.Pattern[str]] = {}
         probes: list[Probe] = []
         for entry_index, entry in enumerate(index.entries):
             for pattern in entry.patterns:
                 probes.append(Probe(pattern.canonical, pattern.literals))
-                self.pattern_of.append((entry_index, re.compile(pattern.canonical, re.ASCII)))
+                self.pattern_of.append((entry_index, pattern.canonical))
         self.root_probe = len(probes)
         probes.append(Probe(None, (ROOT_CAUSE_MARKER,)))
         self.error_probes: set[int] = set()
@@ -133,6 +136,12 @@ class _Matchers:
                 self.error_probes.add(len(probes))
                 probes.append(Probe(None, tuple(literals)))
         self.engine, self.warning = make_engine(probes, engine_name)
+
+    def regex(self, probe: int) -> re.Pattern[str]:
+        compiled = self._compiled.get(probe)
+        if compiled is None:
+            compiled = self._compiled[probe] = re.compile(self.pattern_of[probe][1], re.ASCII)
+        return compiled
 
 
 def _error_scorers() -> list[tuple[int, re.Pattern[str]]]:
@@ -205,8 +214,8 @@ def _match_hit(
     by_entry: dict[int, list[re.Pattern[str]]] = {}
     for probe in hit.probes:
         if probe < len(matchers.pattern_of):
-            entry_index, regex = matchers.pattern_of[probe]
-            by_entry.setdefault(entry_index, []).append(regex)
+            entry_index = matchers.pattern_of[probe][0]
+            by_entry.setdefault(entry_index, []).append(matchers.regex(probe))
     if not by_entry:
         return
     segments: list[Segment] = split_line(hit.text)

@@ -64,6 +64,10 @@ class LiteralEngine(Engine):
         return found
 
 
+# Part of the cache key: change it whenever _hyperscan_form changes what it produces.
+_FORM_VERSION = "form-1"
+
+
 def _hyperscan_form(canonical: str) -> bytes:
     """The canonical pattern as a Hyperscan byte pattern that matches at least as much.
 
@@ -113,13 +117,14 @@ class HyperscanEngine(Engine):
         import hyperscan
 
         self._hs = hyperscan
-        expressions = [
-            _hyperscan_form(probe.regex) if probe.regex is not None
-            else b"|".join(re.escape(literal).encode("utf-8") for literal in probe.literals)
-            for probe in probes
-        ]
+        # The key is cheap to compute from the probes; the Hyperscan forms are only needed
+        # when the database has to be compiled.
         key = hashlib.sha256(
-            b"\0".join([str(getattr(hyperscan, "__version__", "")).encode(), *expressions])
+            "\0".join([
+                f"{_FORM_VERSION} {getattr(hyperscan, '__version__', '')}",
+                *(f"r{probe.regex}" if probe.regex is not None else "l" + "\1".join(probe.literals)
+                  for probe in probes),
+            ]).encode("utf-8", "surrogatepass")
         ).hexdigest()
         cached = _cache_dir() / f"hs-{key[:32]}.db"
         self.database = None
@@ -129,6 +134,11 @@ class HyperscanEngine(Engine):
             except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
                 self.database = None
         if self.database is None:
+            expressions = [
+                _hyperscan_form(probe.regex) if probe.regex is not None
+                else b"|".join(re.escape(literal).encode("utf-8") for literal in probe.literals)
+                for probe in probes
+            ]
             self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             self.database.compile(expressions=expressions, ids=list(range(len(expressions))))
             if use_cache:
