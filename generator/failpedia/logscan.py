@@ -119,12 +119,18 @@ def _complete(waiting: list[LineHit], data: bytes, done: bool) -> Iterator[LineH
 
 def _update_tail(tail: list[str], data: bytes, count: int) -> list[str]:
     """The last ``count`` complete lines seen so far, for context across block ends."""
-    last_newline = data.rfind(b"\n")
-    if not count or last_newline == -1:
+    end = data.rfind(b"\n")
+    if not count or end == -1:
         return tail
-    pieces = data[:last_newline].rsplit(b"\n", count)
-    recent = [_decode(piece) for piece in pieces[-count:]]
-    return (tail + recent)[-count:] if len(pieces) <= count else recent
+    recent: list[str] = []
+    start = -1
+    while len(recent) < count:  # walk back line by line: no copy of the whole block
+        start = data.rfind(b"\n", 0, end) + 1
+        recent.insert(0, _decode(data[start:end]))
+        if start == 0:
+            break
+        end = start - 1
+    return (tail + recent)[-count:] if start == 0 else recent
 
 
 def _lines_of(
