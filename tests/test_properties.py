@@ -103,11 +103,17 @@ def written(path, data: bytes):
         path.write_bytes(original)
 
 
+YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 def check_catalog(root, data: bytes | None = None, written_path: str = display(LIMIT)):
     """Load the catalog in-process; check it never raises and every problem is well formed."""
     with time_limit(20):
         catalog, problems = load_catalog(root / "entries", root)
-    line_count = data.count(b"\n") + 1 if data is not None else None
+    # Lines as YAML counts them: "\r" alone and the Unicode breaks end a line too.
+    line_count = (
+        len(YAML_BREAK.findall(data.decode("utf-8", "replace"))) + 1 if data is not None else None
+    )
     one_line = data is not None and not has_non_printable(data)
     for problem in problems:
         assert isinstance(problem, Problem)
