@@ -66,9 +66,6 @@
     scored.sort(function (a, b) { return b.score - a.score || a.position - b.position; });
     return scored.map(function (item) { return item.group; });
   }
-  window.failpediaRerank = function (query, groups, docs) {
-    return rerank(query, groups, messagesByPage(docs));
-  };
 
   function messagesByPage(docs) {
     var pages = new Map();
@@ -86,8 +83,8 @@
   // here so the text in the box stays exactly what the reader pasted. Queries are also
   // debounced: the search runs on every keyup, and a long error message typed or pasted in
   // pieces would otherwise queue one full search per character. This script is loaded before
-  // the theme's bundle (templates/theme/main.html), so the theme's listener on the worker is wrapped
-  // and receives the reordered answer.
+  // the theme's bundle (templates/theme/main.html), so the theme's listener on the worker is
+  // wrapped and receives the reordered answer.
   var searches = new WeakMap();  // search worker -> {pages, queries}
   var postMessage = Worker.prototype.postMessage;
   var pending = null;
@@ -113,13 +110,15 @@
   function reorder(worker, event) {
     var answer = event.data;
     var search = searches.get(worker);
-    if (!(search && answer && answer.type === 3 && answer.data && Array.isArray(answer.data.items))) {
-      return event;
-    }
+    var isAnswer = answer && answer.type === 3 && answer.data && Array.isArray(answer.data.items);
+    if (!(search && isAnswer)) return event;
     if (!reordered.has(event)) {  // once per answer, however many listeners the worker has
       var query = search.queries.shift();
-      var items = query === undefined ? answer.data.items : rerank(query, answer.data.items, search.pages);
-      var data = Object.assign({}, answer, { data: Object.assign({}, answer.data, { items: items }) });
+      var items = query === undefined
+        ? answer.data.items
+        : rerank(query, answer.data.items, search.pages);
+      var result = Object.assign({}, answer.data, { items: items });
+      var data = Object.assign({}, answer, { data: result });
       reordered.set(event, new MessageEvent("message", { data: data }));
     }
     return reordered.get(event);
@@ -129,9 +128,13 @@
   var removeEventListener = Worker.prototype.removeEventListener;
   var wrappers = new WeakMap();  // listener -> wrapper that hands it the reordered answer
   Worker.prototype.addEventListener = function (type, listener, options) {
-    if (type !== "message" || typeof listener !== "function") return addEventListener.apply(this, arguments);
+    if (type !== "message" || typeof listener !== "function") {
+      return addEventListener.apply(this, arguments);
+    }
     if (!wrappers.has(listener)) {
-      wrappers.set(listener, function (event) { return listener.call(this, reorder(this, event)); });
+      wrappers.set(listener, function (event) {
+        return listener.call(this, reorder(this, event));
+      });
     }
     return addEventListener.call(this, type, wrappers.get(listener), options);
   };
