@@ -8,7 +8,7 @@ that has only the wheel. Editable installs read ``entries/`` directly instead.
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
@@ -26,4 +26,10 @@ class BuildWithSignatureIndex(build_py):
         write_package_data(catalog, site_url, Path(self.build_lib) / "failpedia" / "data")
 
 
-setup(cmdclass={"build_py": BuildWithSignatureIndex})
+# ANSI stripping and newline counting in C (see the file's header). Optional: where it
+# cannot be compiled the package still installs and diagnose does both in Python, slower.
+LOGBYTES = Extension(
+    "failpedia._logbytes", sources=["generator/failpedia/_logbytes.c"], optional=True
+)
+
+setup(cmdclass={"build_py": BuildWithSignatureIndex}, ext_modules=[LOGBYTES])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from diagnose_helpers import corpus_logs, diagnose_json, essence, expectations, run_diagnose
@@ -165,3 +168,112 @@ def test_memory_stays_flat_as_the_log_grows(tmp_path: Path) -> None:
     _write_log(large, 120)
     growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
     assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more log"
+
+
+MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x{} and 16x2)"
+TARGET = "IndexError: Target {} is out of bounds."
+VIEW = ("RuntimeError: view size is not compatible with input tensor's size and stride (at "
+        "least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+MEBIBYTE = 1 << 20
+
+
+def _filler(number: int) -> str:
+    """An ordinary line that names its own line number; every seventh is coloured."""
+    if number % 7 == 0:
+        return f"\x1b[33m[W] filler line {number}\x1b[0m padding {'.' * (number % 90)}"
+    return f"[rank{number % 8}]: filler line {number} loss 2.1 {'.' * (number % 90)}"
+
+
+def _write_edge_log(path: Path) -> dict[str, list[int]]:
+    """About 6 MiB of numbered lines with failures planted on the lines near each MiB
+    boundary (300 bytes either side), a coloured one, and one at the end of a progress-bar
+    line longer than a MiB. Returns the line numbers of each planted message kind."""
+    planted: dict[str, list[int]] = {"matmul": [], "target": [], "view": []}
+    offset, number = 0, 0
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        while offset < 6 * MEBIBYTE:
+            number += 1
+            boundary = max(1, round(offset / MEBIBYTE)) * MEBIBYTE
+            if number == 30_000:
+                line = "train: 5%|#|\r" * (3 * MEBIBYTE // 26) + TARGET.format(number)
+                planted["target"].append(number)
+            elif number == 20_000:
+                line = "\x1b[31m" + VIEW + "\x1b[0m"
+                planted["view"].append(number)
+            elif boundary - 300 <= offset + 150 and offset <= boundary + 300:
+                line = MATMUL.format(number)
+                planted["matmul"].append(number)
+            else:
+                line = _filler(number)
+            handle.write(line + "\n")
+            offset += len(line.encode()) + 1
+    return planted
+
+
+def _without_run_details(result: dict) -> Any:
+    """The result without what differs by how it was read: engine, warnings, file names."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: "LOG" if key in ("file", "name") else strip(item)
+                    for key, item in value.items() if key not in ("engine", "warnings")}
+        if isinstance(value, list):
+            return [strip(item) for item in value]
+        return value
+
+    return strip(result)
+
+
+def test_block_edges_keep_line_numbers_context_and_colour(tmp_path: Path) -> None:
+    """Lines on and around every MiB boundary, a line longer than a block and coloured
+    lines come out with the right numbers and context, whichever way the log is read."""
+    log = tmp_path / "edges.log"
+    planted = _write_edge_log(log)
+    assert len(planted["matmul"]) >= 10
+    result = diagnose_json("--context", "2", str(log))
+    by_id = {item["id"]: item for item in result["findings"]}
+    matmul = by_id["matmul-shapes-cannot-be-multiplied"]
+    assert matmul["count"] == len(planted["matmul"])
+    assert [item["line"] for item in matmul["locations"]] == planted["matmul"]
+    first = planted["matmul"][0]
+    assert matmul["first"]["line"] == first
+    assert matmul["first"]["before"] == [
+        re.sub("\x1b\\[[0-9;]*m", "", _filler(number)) for number in (first - 2, first - 1)]
+    view = by_id["view-size-not-compatible-with-stride"]["first"]
+    assert (view["line"], view["text"]) == (20_000, VIEW)
+    assert [line.split(" loss")[0] for line in view["after"]] == [
+        "[rank1]: filler line 20001", "[rank2]: filler line 20002"]
+    target = by_id["cross-entropy-target-out-of-bounds"]["first"]
+    assert (target["line"], target["text"]) == (30_000, TARGET.format(30_000))
+    assert result["inputs"][0]["lines"] == sum(1 for _ in log.open("rb"))
+
+    packed = tmp_path / "edges.log.gz"
+    packed.write_bytes(gzip.compress(log.read_bytes(), compresslevel=1))
+    expected = _without_run_details(result)
+    assert _without_run_details(diagnose_json("--context", "2", str(packed))) == expected
+    stdin = diagnose_json("--context", "2", "-", stdin=log.read_bytes())
+    assert _without_run_details(stdin) == expected
+    literal = diagnose_json("--engine", "literal", "--context", "2", str(log))
+    assert _without_run_details(literal) == expected
+
+
+def test_without_the_compiled_reader_the_results_are_the_same(tmp_path: Path) -> None:
+    """Where the C helpers could not be built, diagnose reads in Python, says so, and
+    finds the same things."""
+    log = tmp_path / "edges.log"
+    _write_edge_log(log)
+    script = (
+        "import sys\n"
+        "sys.modules['failpedia._logbytes'] = None  # as if it had not been built\n"
+        "from failpedia.cli import main\n"
+        "sys.exit(main(['diagnose', '--json', sys.argv[1]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    pure = json.loads(done.stdout)
+    assert any("compiled log reader" in warning for warning in pure["warnings"])
+    assert b"compiled log reader" in done.stderr
+    compiled = diagnose_json(str(log))
+    assert not any("compiled log reader" in warning for warning in compiled["warnings"])
+    assert _without_run_details(pure) == _without_run_details(compiled)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .logblocks import COMPILED
 from .logline import LogTime, Segment, display_text, parse_segment, split_line
 from .logscan import LineHit, ScanStats, scan_stream
 from .logsource import InputError, LogInput, open_input
@@ -158,6 +159,11 @@ def diagnose(
     has_stdin = any(not item.rereadable for item in inputs)
     matchers = _Matchers(index, with_error_like=has_stdin, engine_name=engine_name)
     warnings = [matchers.warning] if matchers.warning else []
+    if not COMPILED:
+        warnings.append(
+            "the compiled log reader (failpedia._logbytes) was not built when failpedia was "
+            "installed; reading logs in Python, several times slower"
+        )
     problems: list[str] = []
     summaries = [InputSummary(item.name, item.rank) for item in inputs]
     findings: dict[int, Finding] = {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -100,16 +99,3 @@ def open_input(log: LogInput) -> BinaryIO:
     if head == GZIP_MAGIC:
         return _gzip_module.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw
-
-
-def iter_blocks(stream: BinaryIO, size: int) -> Iterator[bytes]:
-    """Read ``stream`` in blocks of about ``size`` bytes, turning decoder errors into
-    ``InputError``."""
-    while True:
-        try:
-            block = stream.read(size)
-        except (OSError, EOFError, gzip.BadGzipFile) as error:
-            raise InputError(f"cannot decompress: {error}") from None
-        if not block:
-            return
-        yield block

@@ -16,11 +16,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from .patterns import DOT
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class Probe:
 class Engine:
     name = "engine"
 
-    def find(self, block: bytes) -> list[tuple[int, int]]:
+    def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
         """``(position, probe index)`` pairs; ``position`` lies inside the candidate match."""
         raise NotImplementedError
 
@@ -54,7 +53,8 @@ class LiteralEngine(Engine):
                     seen.add(needle)
                     self.needles.append(needle)
 
-    def find(self, block: bytes) -> list[tuple[int, int]]:
+    def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
+        block = bytes(block)
         found = []
         for needle, index in self.needles:
             position = block.find(needle)
@@ -76,6 +76,8 @@ def _hyperscan_form(canonical: str) -> bytes:
     four bytes", since Hyperscan matches bytes and UTF-8 spreads such characters over
     several.
     """
+    from .patterns import DOT  # only when compiling: a cached database needs none of it
+
     text = canonical.replace(DOT, "[^\\n\\r]")
     out: list[str] = []
     index = 0
@@ -149,16 +151,19 @@ class HyperscanEngine(Engine):
                     os.replace(temporary, cached)
                 except OSError:
                     pass
-        self.scratch = hyperscan.Scratch(self.database)
+        self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
 
-    def find(self, block: bytes) -> list[tuple[int, int]]:
+    def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
         append = found.append
 
         def on_match(index: int, start: int, end: int, flags: int, context: object) -> None:
             append((end - 1, index))
 
-        self.database.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        scratch = getattr(self._scratch, "space", None)
+        if scratch is None:
+            scratch = self._scratch.space = self._hs.Scratch(self.database)
+        self.database.scan(block, match_event_handler=on_match, scratch=scratch)
         return found
 
 

@@ -13,11 +13,12 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import logline
-from .catalog import Catalog
-from .siteconfig import read_site_config
+
+if TYPE_CHECKING:  # the catalog (YAML, models) is only loaded to compile an index
+    from .catalog import Catalog
 
 INDEX_FORMAT = 1
 INDEX_FILE = "signatures.json"
@@ -171,7 +172,8 @@ def source_tree_root() -> Path | None:
 
 def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
     """Load and check the catalog in ``entries_dir``; refuse it with every problem listed."""
-    from .validator import load_catalog  # the validator is only needed inside a checkout
+    from .siteconfig import read_site_config  # only needed inside a checkout
+    from .validator import load_catalog
 
     root = entries_dir.resolve().parent
     catalog, problems = load_catalog(entries_dir, root)
