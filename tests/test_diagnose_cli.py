@@ -277,3 +277,21 @@ def test_without_the_compiled_reader_the_results_are_the_same(tmp_path: Path) ->
     compiled = diagnose_json(str(log))
     assert not any("compiled log reader" in warning for warning in compiled["warnings"])
     assert _without_run_details(pure) == _without_run_details(compiled)
+
+
+def test_a_block_crowded_with_near_misses_finds_only_the_matches(tmp_path: Path) -> None:
+    """Hundreds of lines that hold a signature's literal text but do not match it (so the
+    fast literal pass is not enough and the block is scanned again with whole patterns),
+    among a few that do."""
+    near_miss = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (AxB and CxD)"
+    lines = [near_miss] * 400
+    for number in (17, 150, 151, 399):
+        lines[number] = MATMUL.format(number + 1)
+    log = tmp_path / "crowded.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = diagnose_json(str(log))
+    [finding] = result["findings"]
+    assert finding["count"] == 4
+    assert [item["line"] for item in finding["locations"]] == [18, 151, 152, 400]
+    literal = diagnose_json("--engine", "literal", str(log))
+    assert _without_run_details(literal) == _without_run_details(result)

@@ -15,8 +15,11 @@ few buffers that are reused, because a fresh buffer per block costs a page fault
 from __future__ import annotations
 
 import gzip
+import io
+import os
 import queue
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,8 +28,9 @@ from typing import BinaryIO
 from .logline import ANSI
 from .logsource import InputError
 
-BLOCK_SIZE = 1 << 20
+BLOCK_SIZE = 2 << 20
 MAX_CARRY = 8 << 20
+PROBE_SIZE = 4096  # how much a worker reads at a time to find where its block starts
 WORKERS = 2
 SLOTS = 2 * WORKERS + 1  # one being filled and one waiting per worker, one being read
 
@@ -59,16 +63,26 @@ except ImportError:  # built without a C compiler
 
 
 @dataclass
+class Candidate:
+    """A line the scan flagged: where it starts in the block, how many lines of the block
+    come before it, and which probes fired on it."""
+
+    start: int
+    lines_before: int
+    probes: set[int]
+
+
+@dataclass
 class Block:
     """``data[:size]`` is one block of the log, ANSI removed; ``newlines`` counts its
-    ``\\n``; ``hits`` is what the scan found in it; ``last`` marks the end of the log.
-    ``data`` is a reused buffer: read it before handing the block back with
-    ``BlockReader.release``."""
+    ``\\n``; ``candidates`` are the lines the scan flagged, in order; ``last`` marks the
+    end of the log. ``data`` is a reused buffer: read it before handing the block back
+    with ``BlockReader.release``."""
 
     data: bytearray
     size: int
     newlines: int
-    hits: list[tuple[int, int]]
+    candidates: list[Candidate]
     last: bool
     read_bytes: int
     slot: _Slot
@@ -81,17 +95,20 @@ class _Slot:
         self.raw = bytearray(2 * BLOCK_SIZE)
         self.clean = bytearray(2 * BLOCK_SIZE)
 
-    def fit(self, carry: int) -> None:
-        """Make room for ``carry`` carried bytes and a full read after them."""
-        if len(self.raw) < carry + BLOCK_SIZE:
-            self.raw = bytearray(carry + BLOCK_SIZE)
-            self.clean = bytearray(carry + BLOCK_SIZE)
+    def fit(self, size: int) -> None:
+        """Make room for a block of ``size`` bytes."""
+        if len(self.raw) < size:
+            self.raw = bytearray(size)
+            self.clean = bytearray(size)
 
 
 class _Pending:
-    """A block in log order whose preparation may still be running on a worker."""
+    """A block in log order whose reading or preparation may still be running on a
+    worker: a file's block ``number``, or a stream's first ``size`` bytes in the slot."""
 
-    def __init__(self) -> None:
+    def __init__(self, number: int = 0, size: int = 0, read: int = 0,
+                 last: bool = False) -> None:
+        self.number, self.size, self.read, self.last = number, size, read, last
         self.done = threading.Event()
         self.block: Block | None = None
         self.error: BaseException | None = None
@@ -118,13 +135,78 @@ def _input_error(error: BaseException) -> BaseException:
     return error
 
 
+@dataclass(frozen=True)
+class _FileSpan:
+    """A regular file, read by offset: every worker reads its own blocks, so reading runs
+    in parallel too. Block ``k`` spans from ``line_start(k * BLOCK_SIZE)`` to
+    ``line_start((k + 1) * BLOCK_SIZE)``, which each worker finds on its own."""
+
+    fd: int
+    start: int
+    end: int
+
+    @classmethod
+    def of(cls, stream: BinaryIO) -> _FileSpan | None:
+        if not hasattr(os, "preadv") or not isinstance(stream, io.BufferedReader):
+            return None
+        try:
+            fd = stream.fileno()
+            info = os.fstat(fd)
+            start = stream.tell()
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= start:
+            return None
+        return cls(fd, start, info.st_size)
+
+    @property
+    def blocks(self) -> int:
+        return -(-(self.end - self.start) // BLOCK_SIZE)
+
+    def line_start(self, offset: int) -> int:
+        """The first line start at or after ``offset`` from the start (after the first
+        ``\\n`` from ``offset - 1`` on); a line longer than ``MAX_CARRY`` is cut
+        ``MAX_CARRY`` bytes on. Always grows with ``offset``, so blocks never overlap."""
+        position = self.start + offset
+        if position <= self.start or position >= self.end:
+            return min(max(position, self.start), self.end)
+        cursor = position - 1
+        limit = min(self.end, cursor + MAX_CARRY)
+        while cursor < limit:
+            chunk = os.pread(self.fd, min(PROBE_SIZE, limit - cursor), cursor)
+            if not chunk:  # truncated since it was opened
+                return cursor
+            found = chunk.find(b"\n")
+            if found != -1:
+                return cursor + found + 1
+            cursor += len(chunk)
+        return limit
+
+    def read(self, slot: _Slot, number: int) -> tuple[int, bool]:
+        """Read block ``number`` into ``slot``; its size, and whether it reaches the end."""
+        low = self.line_start(number * BLOCK_SIZE)
+        high = self.line_start((number + 1) * BLOCK_SIZE)
+        size = max(0, high - low)
+        slot.fit(size)
+        view = memoryview(slot.raw)
+        done = 0
+        while done < size:
+            got = os.preadv(self.fd, [view[done:size]], low + done)
+            if got == 0:  # truncated since it was opened
+                break
+            done += got
+        return done, high >= self.end
+
+
 class BlockReader:
     """Iterate over a stream's blocks in order, each prepared and scanned by a worker."""
 
     def __init__(self, stream: BinaryIO, scan: Scan, workers: int = WORKERS) -> None:
         self._stream = stream
+        self._file = _FileSpan.of(stream)
+        self._next = 0  # the next block of a file to hand out
         self._scan = scan
-        self._lock = threading.Lock()  # reads, the carry and the order of blocks
+        self._lock = threading.Lock()  # the order of blocks; a stream's reads and carry
         self._carry = b""
         self._finished = False
         self._free: queue.Queue[_Slot | None] = queue.Queue()
@@ -181,28 +263,42 @@ class BlockReader:
                 if self._finished:
                     return
                 try:
-                    taken = self._fill(slot)
+                    pending = self._claim() if self._file else self._fill(slot)
                 except BaseException as error:  # noqa: BLE001 - handed to the consumer
                     self._finished = True
                     self._ready.put(_Pending().fail(_input_error(error)))
                     self._ready.put(None)
                     return
-                if taken is None:
+                if pending is None:
                     return
-                pending, size, read, last = taken
             try:
-                pending.block = self._prepare(slot, size, read, last)
+                if self._file:  # outside the lock: the other workers read meanwhile
+                    pending.size, pending.last = self._file.read(slot, pending.number)
+                    pending.read = pending.size
+                pending.block = self._prepare(slot, pending)
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
-                pending.fail(error)
+                pending.fail(_input_error(error))
                 continue
             pending.done.set()
 
-    def _fill(self, slot: _Slot) -> tuple[_Pending, int, int, bool] | None:
-        """Read the next block into ``slot`` (holding the lock); queue its place in the
-        order. None at the end of the stream with nothing left to scan."""
+    def _claim(self) -> _Pending:
+        """Hand out the next block number of a file (holding the lock) and queue its
+        place in the order; the worker reads the block after letting go of the lock."""
+        assert self._file is not None
+        pending = _Pending(number=self._next)
+        self._next += 1
+        self._ready.put(pending)
+        if self._next >= self._file.blocks:
+            self._finished = True
+            self._ready.put(None)
+        return pending
+
+    def _fill(self, slot: _Slot) -> _Pending | None:
+        """Read the next block of a stream into ``slot`` (holding the lock) and queue its
+        place in the order. None at the end of the stream with nothing left to scan."""
         carry, read_total = self._carry, 0
         while True:
-            slot.fit(len(carry))
+            slot.fit(len(carry) + BLOCK_SIZE)
             raw = slot.raw
             raw[: len(carry)] = carry
             read = self._stream.readinto(memoryview(raw)[len(carry) : len(carry) + BLOCK_SIZE])
@@ -219,15 +315,35 @@ class BlockReader:
         if cut == 0:
             self._ready.put(None)
             return None
-        pending = _Pending()
+        pending = _Pending(size=cut, read=read_total, last=last)
         self._ready.put(pending)
         if last:
             self._ready.put(None)
-        return pending, cut, read_total, last
+        return pending
 
-    def _prepare(self, slot: _Slot, size: int, read: int, last: bool) -> Block:
-        stripped = strip_ansi(memoryview(slot.raw)[:size], slot.clean)
+    def _prepare(self, slot: _Slot, pending: _Pending) -> Block:
+        stripped = strip_ansi(memoryview(slot.raw)[: pending.size], slot.clean)
         data = slot.raw if stripped < 0 else slot.clean
-        size = size if stripped < 0 else stripped
+        size = pending.size if stripped < 0 else stripped
         view = memoryview(data)[:size]
-        return Block(data, size, count_newlines(view), self._scan(view), last, read, slot)
+        candidates = _candidates(data, self._scan(view))
+        return Block(data, size, count_newlines(view), candidates, pending.last,
+                     pending.read, slot)
+
+
+def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]:
+    """Group the scan's hits by line, in order, each line numbered within the block (here,
+    on the worker, rather than on the thread that reads the results)."""
+    if not hits:
+        return []
+    by_start: dict[int, set[int]] = {}
+    for position, probe in hits:
+        by_start.setdefault(data.rfind(b"\n", 0, position) + 1, set()).add(probe)
+    result = []
+    view = memoryview(data)
+    counted_to = lines = 0
+    for start in sorted(by_start):
+        lines += count_newlines(view[counted_to:start])
+        counted_to = start
+        result.append(Candidate(start, lines, by_start[start]))
+    return result

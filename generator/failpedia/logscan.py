@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .logblocks import BlockReader, count_newlines
+from .logblocks import BlockReader, Candidate
 from .matcher import Engine
 
 
@@ -54,8 +54,9 @@ def scan_stream(
         if size:
             if waiting:
                 ready.extend(_complete(waiting, data, size, done))
-            if block.hits:
-                for hit in _lines_of(data, size, block.hits, base_line, tail, before, after, done):
+            if block.candidates:
+                for hit in _lines_of(data, size, block.candidates, base_line, tail, before, after,
+                                     done):
                     if hit.missing_after or waiting:
                         waiting.append(hit)
                     else:
@@ -120,29 +121,23 @@ def _update_tail(tail: list[str], data: bytearray, size: int, count: int) -> lis
 def _lines_of(
     data: bytearray,
     size: int,
-    hits: list[tuple[int, int]],
+    candidates: list[Candidate],
     base_line: int,
     tail: list[str],
     before: int,
     after: int,
     done: bool,
 ) -> list[LineHit]:
-    by_start: dict[int, set[int]] = {}
-    for position, probe in hits:
-        start = data.rfind(b"\n", 0, position) + 1
-        by_start.setdefault(start, set()).add(probe)
     result = []
-    counted_to = 0
-    line_no = base_line + 1
-    for start in sorted(by_start):
-        line_no += count_newlines(memoryview(data)[counted_to:start])
-        counted_to = start
+    for candidate in candidates:
+        start = candidate.start
         end = data.find(b"\n", start, size)
         end = size if end == -1 else end
         following = _first_lines(data, size, after, done, end + 1) if after else []
         missing = 0 if done else after - len(following)
-        result.append(LineHit(line_no, _decode(data[start:end]), by_start[start],
-                              _lines_before(data, start, before, tail), following, missing))
+        result.append(LineHit(base_line + candidate.lines_before + 1, _decode(data[start:end]),
+                              candidate.probes, _lines_before(data, start, before, tail),
+                              following, missing))
     return result
 
 

@@ -17,9 +17,10 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class LiteralEngine(Engine):
 
 
 # Part of the cache key: change it whenever _hyperscan_form changes what it produces.
-_FORM_VERSION = "form-1"
+_FORM_VERSION = "form-2"
 
 
 def _hyperscan_form(canonical: str) -> bytes:
@@ -111,60 +112,93 @@ def _cache_dir() -> Path:
 
 
 class HyperscanEngine(Engine):
-    """All probes in one Hyperscan block-mode database, cached on disk once compiled."""
+    """Two Hyperscan block-mode databases, cached on disk once compiled.
+
+    The literal database holds each probe's required literals and scans about three
+    times faster than the database of whole patterns. A block where the literals fire
+    at most ``LITERAL_HITS`` times is answered from them alone (the caller checks each
+    candidate line exactly, and a few extra candidates cost less than a second scan);
+    a block where they fire more often (near-misses of real messages, repeated warnings)
+    is scanned again with the whole patterns, so only lines that can match go on.
+    """
 
     name = "hyperscan"
+    LITERAL_HITS = 32
 
     def __init__(self, probes: Sequence[Probe], use_cache: bool = True) -> None:
         import hyperscan
 
         self._hs = hyperscan
+        self._use_cache = use_cache
         # The key is cheap to compute from the probes; the Hyperscan forms are only needed
-        # when the database has to be compiled.
+        # when a database has to be compiled.
         key = hashlib.sha256(
             "\0".join([
                 f"{_FORM_VERSION} {getattr(hyperscan, '__version__', '')}",
-                *(f"r{probe.regex}" if probe.regex is not None else "l" + "\1".join(probe.literals)
-                  for probe in probes),
+                *(f"r{probe.regex}\2" + "\1".join(probe.literals) for probe in probes),
             ]).encode("utf-8", "surrogatepass")
-        ).hexdigest()
-        cached = _cache_dir() / f"hs-{key[:32]}.db"
-        self.database = None
-        if use_cache and cached.is_file():
-            try:
-                self.database = hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
-            except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
-                self.database = None
-        if self.database is None:
-            expressions = [
-                _hyperscan_form(probe.regex) if probe.regex is not None
-                else b"|".join(re.escape(literal).encode("utf-8") for literal in probe.literals)
-                for probe in probes
-            ]
-            self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            self.database.compile(expressions=expressions, ids=list(range(len(expressions))))
-            if use_cache:
-                try:
-                    cached.parent.mkdir(parents=True, exist_ok=True)
-                    temporary = cached.with_suffix(f".{os.getpid()}.tmp")
-                    temporary.write_bytes(hyperscan.dumpb(self.database))
-                    os.replace(temporary, cached)
-                except OSError:
-                    pass
+        ).hexdigest()[:32]
+        self.database = self._database(f"hs-{key}.db", lambda: [
+            _hyperscan_form(probe.regex) if probe.regex is not None
+            else _literal_form(probe.literals)
+            for probe in probes
+        ])
+        # Every pattern has a required literal in each branch (the validator sees to it);
+        # a probe without one would make the literal database miss its lines.
+        self.literals = None
+        if all(probe.literals for probe in probes):
+            self.literals = self._database(f"hs-literals-{key}.db", lambda: [
+                _literal_form(probe.literals) for probe in probes
+            ])
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
 
-    def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
+    def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
+        hyperscan = self._hs
+        cached = _cache_dir() / filename
+        if self._use_cache and cached.is_file():
+            try:
+                return hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
+            except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
+                pass
+        forms = expressions()
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(expressions=forms, ids=list(range(len(forms))))
+        if self._use_cache:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                temporary = cached.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_bytes(hyperscan.dumpb(database))
+                os.replace(temporary, cached)
+            except OSError:
+                pass
+        return database
+
+    def _scan(self, database: Any, block: bytes | memoryview) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
         append = found.append
 
         def on_match(index: int, start: int, end: int, flags: int, context: object) -> None:
             append((end - 1, index))
 
-        scratch = getattr(self._scratch, "space", None)
+        spaces = getattr(self._scratch, "spaces", None)
+        if spaces is None:
+            spaces = self._scratch.spaces = {}
+        scratch = spaces.get(id(database))
         if scratch is None:
-            scratch = self._scratch.space = self._hs.Scratch(self.database)
-        self.database.scan(block, match_event_handler=on_match, scratch=scratch)
+            scratch = spaces[id(database)] = self._hs.Scratch(database)
+        database.scan(block, match_event_handler=on_match, scratch=scratch)
         return found
+
+    def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
+        if self.literals is not None:
+            found = self._scan(self.literals, block)
+            if len(found) <= self.LITERAL_HITS:
+                return found
+        return self._scan(self.database, block)
+
+
+def _literal_form(literals: Sequence[str]) -> bytes:
+    return b"|".join(re.escape(literal).encode("utf-8") for literal in literals)
 
 
 def engine_refusals(canonicals: Sequence[str]) -> dict[int, str] | None:
