@@ -138,6 +138,14 @@ def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
         assert finding["count"] == 1 and finding["first"]["line"] == 2
 
 
+def _python(script: str, log: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run ``script`` in a fresh interpreter with the log's path as its argument."""
+    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
 def _peak_rss_kib(log: Path) -> int:
     script = (
         "import resource, sys\n"
@@ -146,10 +154,7 @@ def _peak_rss_kib(log: Path) -> int:
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr.decode()
-    return int(done.stderr.decode().strip().splitlines()[-1])
+    return int(_python(script, log).stderr.decode().strip().splitlines()[-1])
 
 
 def _write_log(path: Path, megabytes: int) -> None:
@@ -268,9 +273,7 @@ def test_without_the_compiled_reader_the_results_are_the_same(tmp_path: Path) ->
         "from failpedia.cli import main\n"
         "sys.exit(main(['diagnose', '--json', sys.argv[1]]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr.decode()
+    done = _python(script, log)
     pure = json.loads(done.stdout)
     assert any("compiled log reader" in warning for warning in pure["warnings"])
     assert b"compiled log reader" in done.stderr
