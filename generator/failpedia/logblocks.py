@@ -130,8 +130,11 @@ def _cut(data: bytearray, total: int) -> int:
 
 
 def _input_error(error: BaseException) -> BaseException:
-    if isinstance(error, (OSError, EOFError, gzip.BadGzipFile)):
+    """A read or decompression failure as an ``InputError`` the CLI reports by name."""
+    if isinstance(error, (EOFError, gzip.BadGzipFile)):
         return InputError(f"cannot decompress: {error}")
+    if isinstance(error, OSError):
+        return InputError(f"cannot read: {error.strerror or error}")
     return error
 
 
