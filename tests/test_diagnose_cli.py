@@ -81,6 +81,22 @@ def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     assert b"dataloader-worker-killed-by-signal" in result.stdout
 
 
+@pytest.mark.parametrize("damage", [20, 40, 100, -12], ids=lambda at: f"bytes-at-{at}")
+def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) -> None:
+    """A corrupt deflate stream, a bad distance, a bad checksum: each is one error line
+    naming the file, and the other inputs are still read."""
+    packed = bytearray(gzip.compress(b"[rank0]: step 1 loss 2.1\n" * 50_000))
+    packed[damage : damage + 8 or None] = b"\xff" * 8
+    broken = tmp_path / "damaged.log.gz"
+    broken.write_bytes(bytes(packed))
+    good = corpus_logs()[0]
+    result = run_diagnose(str(broken), str(good))
+    assert result.returncode == 2
+    stderr = result.stderr.decode()
+    assert "damaged.log.gz: cannot decompress" in stderr and "Traceback" not in stderr
+    assert result.stdout  # the good log's findings are still printed
+
+
 def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> None:
     """torchrun --log-dir keeps <run>/attempt_0/<local_rank>/stderr.log, without prefixes."""
     source = (Path(__file__).parent / "diagnose_corpus" / "srun-resume-size-mismatch.log")

@@ -14,7 +14,6 @@ few buffers that are reused, because a fresh buffer per block costs a page fault
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import queue
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from .logline import ANSI
-from .logsource import InputError
+from .logsource import DECOMPRESS_ERRORS, InputError
 
 BLOCK_SIZE = 2 << 20
 MAX_CARRY = 8 << 20
@@ -131,7 +130,7 @@ def _cut(data: bytearray, total: int) -> int:
 
 def _input_error(error: BaseException) -> BaseException:
     """A read or decompression failure as an ``InputError`` the CLI reports by name."""
-    if isinstance(error, (EOFError, gzip.BadGzipFile)):
+    if isinstance(error, DECOMPRESS_ERRORS):
         return InputError(f"cannot decompress: {error}")
     if isinstance(error, OSError):
         return InputError(f"cannot read: {error.strerror or error}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import re
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -22,8 +23,15 @@ RANK_IN_NAME = re.compile(r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)", re.IGNORECASE)
 
 try:  # ISA-L's igzip decompresses three times faster than zlib
     from isal import igzip as _gzip_module
+    from isal.isal_zlib import error as _isal_error
+
+    # What reading a damaged gzip file raises: a cut-off file, a bad header or checksum,
+    # a corrupt deflate stream (ISA-L's own error is not an OSError).
+    DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (
+        EOFError, gzip.BadGzipFile, zlib.error, _isal_error)
 except ImportError:  # pragma: no cover - isal ships wheels for the common platforms
     _gzip_module = gzip
+    DECOMPRESS_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 class InputError(Exception):
