@@ -5,9 +5,10 @@ line longer than ``MAX_CARRY`` is cut at a ``\\r``, or anywhere). Each block has
 escape sequences removed, its newlines counted and the engine's scan run over it, so
 memory stays flat whatever the file's size.
 
-Blocks are read in order under a lock; removing escapes, counting and scanning then run
-on ``WORKERS`` threads at once: the C helpers in ``_logbytes`` and Hyperscan release the
-GIL, so they use every core. The consumer receives blocks in log order. Blocks live in a
+A regular file is read by offset, each worker reading its own blocks; a stream (gzip,
+standard input) is read in order under a lock. Removing escapes, counting and scanning
+run on ``WORKERS`` threads at once: the C helpers in ``_logbytes`` and Hyperscan release
+the GIL, so they use every core. The consumer receives blocks in log order. Blocks live in a
 few buffers that are reused, because a fresh buffer per block costs a page fault every
 4 KiB, more than the work done on it.
 """

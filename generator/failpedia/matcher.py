@@ -114,8 +114,9 @@ def _cache_dir() -> Path:
 class HyperscanEngine(Engine):
     """Two Hyperscan block-mode databases, cached on disk once compiled.
 
-    The literal database holds each probe's required literals and scans about three
-    times faster than the database of whole patterns. A block where the literals fire
+    The literal database holds each probe's required literals and scans two to three
+    times faster than the database of whole patterns (less past about 2,000 literals,
+    where Hyperscan's literal matcher slows down). A block where the literals fire
     at most ``LITERAL_HITS`` times is answered from them alone (the caller checks each
     candidate line exactly, and a few extra candidates cost less than a second scan);
     a block where they fire more often (near-misses of real messages, repeated warnings)
