@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -314,3 +315,77 @@ def test_a_block_crowded_with_near_misses_finds_only_the_matches(tmp_path: Path)
     assert [item["line"] for item in finding["locations"]] == [18, 151, 152, 400]
     literal = diagnose_json("--engine", "literal", str(log))
     assert _without_run_details(literal) == _without_run_details(result)
+
+
+SMALL_BLOCKS = r"""
+import contextlib, gzip, io, json, sys
+from pathlib import Path
+import failpedia.logblocks as blocks
+import failpedia.logranges as ranges
+from failpedia.cli import main
+# Blocks of a few lines, stretches of three blocks, two hits held per waiting stretch:
+# nearly every line lies near a block or stretch edge.
+blocks.BLOCK_SIZE, blocks.MAX_CARRY = 96, 1 << 16
+ranges.STRETCH_BLOCKS, ranges.BUFFERED_HITS = 3, 2
+log = Path(sys.argv[1])
+packed = log.with_name(log.name + ".gz")
+packed.write_bytes(gzip.compress(log.read_bytes()))
+results = []
+for path in (log, packed, None):
+    if path is None:
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(log.read_bytes())))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["diagnose", "--json", "--context", "3", str(path or "-")])
+    results.append(json.loads(out.getvalue()))
+print(json.dumps(results))
+"""
+
+
+def _write_small_block_log(path: Path, seed: int) -> dict[str, list[int]]:
+    """Lines from a few bytes to several blocks long (some coloured, some progress bars),
+    failures and a torchrun root-cause block among them. Returns each failure's lines."""
+    rng = random.Random(seed)
+    planted: dict[str, list[int]] = {"matmul": [], "target": [], "view": []}
+    lines: list[str] = []
+    while len(lines) < 400:
+        roll = rng.random()
+        if roll < 0.06:
+            planted["matmul"].append(len(lines) + 1)
+            lines.append(MATMUL.format(len(lines) + 1))
+        elif roll < 0.08:
+            planted["target"].append(len(lines) + 1)
+            lines.append(TARGET.format(len(lines) + 1))
+        elif roll < 0.09:
+            planted["view"].append(len(lines) + 1)
+            lines.append("\x1b[31m" + VIEW + "\x1b[0m")
+        elif roll < 0.1:
+            lines += ["Root Cause (first observed failure):", "[0]:",
+                      f"  rank      : {rng.randint(0, 7)} (local_rank: 0)", "=" * 60]
+        elif roll < 0.2:
+            lines.append("step 3%|#|\r" * rng.randint(1, 60) + f"line {len(lines) + 1}")
+        else:
+            lines.append(_filler(len(lines) + 1)[: rng.randint(0, 120)])
+    path.write_text("\n".join(lines) + ("\n" if seed % 2 else ""), encoding="utf-8")
+    return planted
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_stretches_read_in_parallel_give_what_one_stream_gives(tmp_path: Path, seed: int) -> None:
+    """A plain file is scanned in stretches on several threads, a gzip file or standard
+    input as one stream: with blocks of a few lines, so that hits, their context and
+    torchrun's root-cause block fall across block and stretch edges, all three agree,
+    and the failures are found on the lines they were written to."""
+    log = tmp_path / "small-blocks.log"
+    planted = _write_small_block_log(log, seed)
+    plain, packed, piped = json.loads(_python(SMALL_BLOCKS, log).stdout)
+    by_id = {item["id"]: item for item in plain["findings"]}
+    for kind, entry in (("matmul", "matmul-shapes-cannot-be-multiplied"),
+                        ("target", "cross-entropy-target-out-of-bounds"),
+                        ("view", "view-size-not-compatible-with-stride")):
+        found = [item["line"] for item in by_id[entry]["locations"]] if entry in by_id else []
+        assert found == planted[kind]
+    assert plain["inputs"][0]["lines"] == len(log.read_bytes().rstrip(b"\n").split(b"\n"))
+    assert _without_run_details(packed) == _without_run_details(plain)
+    piped.pop("unmatched"), plain.pop("unmatched")  # standard input also looks for them
+    assert _without_run_details(piped) == _without_run_details(plain)

@@ -25,8 +25,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .logblocks import COMPILED
+from .logblocks import COMPILED, FileSpan
 from .logline import LogTime, Segment, display_text, parse_segment, split_line
+from .logranges import scan_file
 from .logscan import LineHit, ScanStats, scan_stream
 from .logsource import InputError, LogInput, open_input
 from .matcher import Engine, Probe, make_engine
@@ -204,7 +205,11 @@ def _scan(
         problems.append(str(error))
         return
     try:
-        yield from scan_stream(stream, engine, before, after, stats)
+        span = FileSpan.of(stream)
+        if span is not None:
+            yield from scan_file(span, engine.find, before, after, stats)
+        else:
+            yield from scan_stream(stream, engine, before, after, stats)
     except InputError as error:
         problems.append(f"{log.name}: {error}")
     finally:

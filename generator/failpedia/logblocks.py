@@ -1,21 +1,22 @@
-"""Cut a log's byte stream into blocks that end at a line end, and scan them in parallel.
+"""Cut a log's bytes into blocks that end at a line end, and prepare each for scanning.
 
 A block ends at its last ``\\n``; the unfinished line is carried to the next block (a
 line longer than ``MAX_CARRY`` is cut at a ``\\r``, or anywhere). Each block has its ANSI
 escape sequences removed, its newlines counted and the engine's scan run over it, so
 memory stays flat whatever the file's size.
 
-A regular file is read by offset, each worker reading its own blocks; a stream (gzip,
-standard input) is read in order under a lock. Removing escapes, counting and scanning
-run on ``WORKERS`` threads at once: the C helpers in ``_logbytes`` and Hyperscan release
-the GIL, so they use every core. The consumer receives blocks in log order. Blocks live in a
-few buffers that are reused, because a fresh buffer per block costs a page fault every
-4 KiB, more than the work done on it.
+``FileSpan`` reads a regular file's blocks by offset, so that stretches of one file can be
+read and scanned on several threads at once (``logranges``). ``BlockReader`` reads a
+stream (gzip, standard input) in order and prepares its blocks on ``WORKERS`` threads: the
+C helpers in ``_logbytes`` and Hyperscan release the GIL, so they use every core. Blocks
+live in buffers that are reused, because a fresh buffer per block costs a page fault
+every 4 KiB, more than the work done on it.
 """
 
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import queue
 import re
@@ -31,15 +32,21 @@ from .logsource import DECOMPRESS_ERRORS, InputError
 BLOCK_SIZE = 2 << 20
 MAX_CARRY = 8 << 20
 PROBE_SIZE = 4096  # how much a worker reads at a time to find where its block starts
-WORKERS = 2
+WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                     else os.cpu_count() or 1))
 SLOTS = 2 * WORKERS + 1  # one being filled and one waiting per worker, one being read
 
 Scan = Callable[[memoryview], list[tuple[int, int]]]
+# Blocks live in anonymous memory maps: page-aligned, where a bytearray's bytes start 16
+# bytes into a page. Copying into a destination that is not 32-byte aligned is several
+# times slower on some CPUs (reading a cached file into a bytearray: 0.55 s per GB, into
+# an aligned buffer: 0.09 s, on the machine of benchmarks/README.md).
+Buffer = mmap.mmap
 
 _ANSI_BYTES = re.compile(ANSI.encode("ascii"))
 
 
-def strip_ansi_python(data: memoryview, out: bytearray) -> int:
+def strip_ansi_python(data: memoryview, out: Buffer) -> int:
     """``_logbytes.strip_ansi`` in Python: the same results, several times slower."""
     raw = bytes(data)
     if b"\x1b" not in raw:
@@ -76,50 +83,43 @@ class Candidate:
 class Block:
     """``data[:size]`` is one block of the log, ANSI removed; ``newlines`` counts its
     ``\\n``; ``candidates`` are the lines the scan flagged, in order; ``last`` marks the
-    end of the log. ``data`` is a reused buffer: read it before handing the block back
-    with ``BlockReader.release``."""
+    end of the log. ``data`` may be a reused buffer: read it before handing the block back
+    (``BlockReader.release``) or reading the next one."""
 
-    data: bytearray
+    data: Buffer
     size: int
     newlines: int
     candidates: list[Candidate]
     last: bool
     read_bytes: int
-    slot: _Slot
+    slot: Slot | None = None
 
 
-class _Slot:
+class Slot:
     """A buffer that a read fills and one for its stripped copy (never longer)."""
 
     def __init__(self) -> None:
-        self.raw = bytearray(2 * BLOCK_SIZE)
-        self.clean = bytearray(2 * BLOCK_SIZE)
+        self.raw = Buffer(-1, 2 * BLOCK_SIZE)
+        self.clean = Buffer(-1, 2 * BLOCK_SIZE)
 
     def fit(self, size: int) -> None:
         """Make room for a block of ``size`` bytes."""
         if len(self.raw) < size:
-            self.raw = bytearray(size)
-            self.clean = bytearray(size)
+            self.raw = Buffer(-1, size)
+            self.clean = Buffer(-1, size)
 
 
-class _Pending:
-    """A block in log order whose reading or preparation may still be running on a
-    worker: a file's block ``number``, or a stream's first ``size`` bytes in the slot."""
-
-    def __init__(self, number: int = 0, size: int = 0, read: int = 0,
-                 last: bool = False) -> None:
-        self.number, self.size, self.read, self.last = number, size, read, last
-        self.done = threading.Event()
-        self.block: Block | None = None
-        self.error: BaseException | None = None
-
-    def fail(self, error: BaseException) -> _Pending:
-        self.error = error
-        self.done.set()
-        return self
+def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> Block:
+    """Strip, count and scan the block of ``size`` bytes that a read left in ``slot.raw``."""
+    stripped = strip_ansi(memoryview(slot.raw)[:size], slot.clean)
+    data = slot.raw if stripped < 0 else slot.clean
+    size = size if stripped < 0 else stripped
+    view = memoryview(data)[:size]
+    candidates = _candidates(data, scan(view))
+    return Block(data, size, count_newlines(view), candidates, last, read_bytes, slot)
 
 
-def _cut(data: bytearray, total: int) -> int:
+def _cut(data: Buffer, total: int) -> int:
     """Where the block ends: after its last ``\\n``; or 0, to carry the unfinished line
     on, until it passes ``MAX_CARRY`` and is cut after its last ``\\r`` (a progress bar
     redrawn for hours) or, holding none, anywhere."""
@@ -129,7 +129,7 @@ def _cut(data: bytearray, total: int) -> int:
     return cut
 
 
-def _input_error(error: BaseException) -> BaseException:
+def input_error(error: BaseException) -> BaseException:
     """A read or decompression failure as an ``InputError`` the CLI reports by name."""
     if isinstance(error, DECOMPRESS_ERRORS):
         return InputError(f"cannot decompress: {error}")
@@ -139,17 +139,18 @@ def _input_error(error: BaseException) -> BaseException:
 
 
 @dataclass(frozen=True)
-class _FileSpan:
-    """A regular file, read by offset: every worker reads its own blocks, so reading runs
-    in parallel too. Block ``k`` spans from ``line_start(k * BLOCK_SIZE)`` to
-    ``line_start((k + 1) * BLOCK_SIZE)``, which each worker finds on its own."""
+class FileSpan:
+    """A regular file, read by offset, so that any thread can read any of its blocks.
+    Block ``k`` spans from ``line_start(k * BLOCK_SIZE)`` to
+    ``line_start((k + 1) * BLOCK_SIZE)``, which a reader finds on its own."""
 
     fd: int
     start: int
     end: int
 
     @classmethod
-    def of(cls, stream: BinaryIO) -> _FileSpan | None:
+    def of(cls, stream: BinaryIO) -> FileSpan | None:
+        """The span from the stream's position to the end, if it is a regular file."""
         if not hasattr(os, "preadv") or not isinstance(stream, io.BufferedReader):
             return None
         try:
@@ -165,6 +166,10 @@ class _FileSpan:
     @property
     def blocks(self) -> int:
         return -(-(self.end - self.start) // BLOCK_SIZE)
+
+    def block_start(self, number: int) -> int:
+        """Where block ``number`` starts in the file."""
+        return self.line_start(number * BLOCK_SIZE)
 
     def line_start(self, offset: int) -> int:
         """The first line start at or after ``offset`` from the start (after the first
@@ -185,10 +190,10 @@ class _FileSpan:
             cursor += len(chunk)
         return limit
 
-    def read(self, slot: _Slot, number: int) -> tuple[int, bool]:
-        """Read block ``number`` into ``slot``; its size, and whether it reaches the end."""
-        low = self.line_start(number * BLOCK_SIZE)
-        high = self.line_start((number + 1) * BLOCK_SIZE)
+    def read(self, slot: Slot, low: int, number: int) -> tuple[int, int]:
+        """Read block ``number``, which starts at ``low`` (its ``block_start``), into
+        ``slot``: how many bytes it holds, and where the next block starts."""
+        high = self.block_start(number + 1)
         size = max(0, high - low)
         slot.fit(size)
         view = memoryview(slot.raw)
@@ -198,21 +203,38 @@ class _FileSpan:
             if got == 0:  # truncated since it was opened
                 break
             done += got
-        return done, high >= self.end
+        return done, high
+
+
+class _Pending:
+    """A block of a stream, in log order, whose preparation may still be running on a
+    worker: the stream's first ``size`` bytes in the slot."""
+
+    def __init__(self, size: int = 0, read: int = 0, last: bool = False) -> None:
+        self.size, self.read, self.last = size, read, last
+        self.done = threading.Event()
+        self.block: Block | None = None
+        self.error: BaseException | None = None
+
+    def fail(self, error: BaseException) -> _Pending:
+        self.error = error
+        self.done.set()
+        return self
 
 
 class BlockReader:
-    """Iterate over a stream's blocks in order, each prepared and scanned by a worker."""
+    """Iterate over a stream's blocks in order, each prepared and scanned by a worker.
+
+    The stream is read in order under a lock; the worker that read a block prepares it
+    after letting go of the lock, while the other reads the next."""
 
     def __init__(self, stream: BinaryIO, scan: Scan, workers: int = WORKERS) -> None:
         self._stream = stream
-        self._file = _FileSpan.of(stream)
-        self._next = 0  # the next block of a file to hand out
         self._scan = scan
-        self._lock = threading.Lock()  # the order of blocks; a stream's reads and carry
+        self._lock = threading.Lock()  # the order of blocks, the stream's reads and carry
         self._carry = b""
         self._finished = False
-        self._free: queue.Queue[_Slot | None] = queue.Queue()
+        self._free: queue.LifoQueue[Slot | None] = queue.LifoQueue()  # warmest buffer first
         self._slots = 0  # made when first needed: a small log needs one
         self._ready: queue.Queue[_Pending | None] = queue.Queue()
         self._stop = threading.Event()
@@ -246,7 +268,7 @@ class BlockReader:
         for _ in self._threads:
             self._free.put(None)
 
-    def _take_slot(self) -> _Slot | None:
+    def _take_slot(self) -> Slot | None:
         try:
             return self._free.get_nowait()
         except queue.Empty:
@@ -254,7 +276,7 @@ class BlockReader:
         with self._lock:
             if self._slots < SLOTS:
                 self._slots += 1
-                return _Slot()
+                return Slot()
         return self._free.get()
 
     def _work(self) -> None:
@@ -266,37 +288,23 @@ class BlockReader:
                 if self._finished:
                     return
                 try:
-                    pending = self._claim() if self._file else self._fill(slot)
+                    pending = self._fill(slot)
                 except BaseException as error:  # noqa: BLE001 - handed to the consumer
                     self._finished = True
-                    self._ready.put(_Pending().fail(_input_error(error)))
+                    self._ready.put(_Pending().fail(input_error(error)))
                     self._ready.put(None)
                     return
                 if pending is None:
                     return
-            try:
-                if self._file:  # outside the lock: the other workers read meanwhile
-                    pending.size, pending.last = self._file.read(slot, pending.number)
-                    pending.read = pending.size
-                pending.block = self._prepare(slot, pending)
+            try:  # outside the lock: the other workers read meanwhile
+                pending.block = prepare(slot, pending.size, self._scan, pending.last,
+                                        pending.read)
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
-                pending.fail(_input_error(error))
+                pending.fail(input_error(error))
                 continue
             pending.done.set()
 
-    def _claim(self) -> _Pending:
-        """Hand out the next block number of a file (holding the lock) and queue its
-        place in the order; the worker reads the block after letting go of the lock."""
-        assert self._file is not None
-        pending = _Pending(number=self._next)
-        self._next += 1
-        self._ready.put(pending)
-        if self._next >= self._file.blocks:
-            self._finished = True
-            self._ready.put(None)
-        return pending
-
-    def _fill(self, slot: _Slot) -> _Pending | None:
+    def _fill(self, slot: Slot) -> _Pending | None:
         """Read the next block of a stream into ``slot`` (holding the lock) and queue its
         place in the order. None at the end of the stream with nothing left to scan."""
         carry, read_total = self._carry, 0
@@ -324,17 +332,8 @@ class BlockReader:
             self._ready.put(None)
         return pending
 
-    def _prepare(self, slot: _Slot, pending: _Pending) -> Block:
-        stripped = strip_ansi(memoryview(slot.raw)[: pending.size], slot.clean)
-        data = slot.raw if stripped < 0 else slot.clean
-        size = pending.size if stripped < 0 else stripped
-        view = memoryview(data)[:size]
-        candidates = _candidates(data, self._scan(view))
-        return Block(data, size, count_newlines(view), candidates, pending.last,
-                     pending.read, slot)
 
-
-def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]:
+def _candidates(data: Buffer, hits: list[tuple[int, int]]) -> list[Candidate]:
     """Group the scan's hits by line, in order, each line numbered within the block (here,
     on the worker, rather than on the thread that reads the results)."""
     if not hits:

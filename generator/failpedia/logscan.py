@@ -1,9 +1,12 @@
-"""Stream a log through an engine and hand back the candidate lines with their context.
+"""Turn scanned blocks into candidate lines with their context.
 
-Blocks come from ``logblocks`` (line-aligned, ANSI removed, newlines counted). Each is
-scanned once by the engine; only candidate lines are decoded, with the lines around
-them. A block lives in a reused buffer, so everything a hit needs from it is decoded
-before the buffer goes back.
+Blocks come from ``logblocks`` (line-aligned, ANSI removed, newlines counted, scanned).
+Only candidate lines are decoded, with the lines around them. A block may live in a
+reused buffer, so everything a hit needs from it is decoded before the buffer goes back.
+
+``LineCollector`` follows one stretch of consecutive blocks. A stream has one; a regular
+file is cut into stretches scanned in parallel (``logranges``), each with its own
+collector, whose hits are then given the context that lies across the stretch's edges.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .logblocks import BlockReader, Candidate
+from .logblocks import Block, BlockReader, Buffer, Candidate
 from .matcher import Engine
 
 
@@ -34,44 +37,73 @@ class ScanStats:
     lines: int = 0
 
 
-def _decode(raw: bytes | bytearray) -> str:
+def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
+
+
+class LineCollector:
+    """Candidate lines, with up to ``before``/``after`` lines of context, from consecutive
+    blocks. Line numbers count from the first block given.
+
+    A hit near the end of the blocks seen waits for the lines that follow it; ``waiting``
+    holds such hits, in order, once the blocks run out. ``tail`` holds the last
+    ``before`` lines and ``head`` the first ``after``, for the stretches either side."""
+
+    def __init__(self, before: int, after: int) -> None:
+        self.before, self.after = before, after
+        self.lines = 0  # newlines in the blocks given so far
+        self.bytes = 0
+        self.tail: list[str] = []
+        self.head: list[str] = []
+        self.head_complete = after == 0
+        self.waiting: list[LineHit] = []
+        self.has_data = False
+        self.ends_mid_line = False
+
+    def add(self, block: Block) -> list[LineHit]:
+        """The hits of ``block`` (and of earlier ones) whose context is complete, in order."""
+        data, size, done = block.data, block.size, block.last
+        self.bytes += block.read_bytes
+        if not size:
+            return []
+        ready: list[LineHit] = []
+        if not self.head_complete:
+            self.head.extend(_first_lines(data, size, self.after - len(self.head), done))
+            self.head_complete = len(self.head) >= self.after or done
+        if self.waiting:
+            ready.extend(_complete(self.waiting, data, size, done))
+        if block.candidates:
+            for hit in _lines_of(data, size, block.candidates, self.lines, self.tail,
+                                 self.before, self.after, done):
+                if hit.missing_after or self.waiting:
+                    self.waiting.append(hit)
+                else:
+                    ready.append(hit)
+        self.lines += block.newlines
+        self.has_data = True
+        self.ends_mid_line = data[size - 1] != 0x0A
+        self.tail = _update_tail(self.tail, data, size, self.before)
+        return ready
 
 
 def scan_stream(
     stream: BinaryIO, engine: Engine, before: int, after: int, stats: ScanStats
 ) -> Iterator[LineHit]:
-    """Yield candidate lines in log order, each with up to ``before``/``after`` lines."""
-    base_line = 0
-    tail: list[str] = []
-    waiting: list[LineHit] = []
-    ends_mid_line = False
+    """Yield a stream's candidate lines in log order, each with up to ``before``/``after``
+    lines of context."""
+    collector = LineCollector(before, after)
     reader = BlockReader(stream, engine.find)
     for block in reader:
-        stats.bytes += block.read_bytes
-        data, size, done = block.data, block.size, block.last
-        ready: list[LineHit] = []
-        if size:
-            if waiting:
-                ready.extend(_complete(waiting, data, size, done))
-            if block.candidates:
-                for hit in _lines_of(data, size, block.candidates, base_line, tail, before, after,
-                                     done):
-                    if hit.missing_after or waiting:
-                        waiting.append(hit)
-                    else:
-                        ready.append(hit)
-            base_line += block.newlines
-            ends_mid_line = data[size - 1] != 0x0A
-            tail = _update_tail(tail, data, size, before)
+        ready = collector.add(block)
         reader.release(block)  # nothing below reads the buffer
         yield from ready
-    stats.lines = base_line + (1 if ends_mid_line else 0)
-    yield from waiting
+    stats.bytes = collector.bytes
+    stats.lines = collector.lines + (1 if collector.ends_mid_line else 0)
+    yield from collector.waiting
 
 
 def _first_lines(
-    data: bytearray, size: int, count: int, done: bool, position: int = 0
+    data: Buffer, size: int, count: int, done: bool, position: int = 0
 ) -> list[str]:
     """Up to ``count`` complete lines of ``data[:size]`` from ``position`` (at the end of
     the log, a last line without a newline counts as complete)."""
@@ -88,7 +120,7 @@ def _first_lines(
 
 
 def _complete(
-    waiting: list[LineHit], data: bytearray, size: int, done: bool
+    waiting: list[LineHit], data: Buffer, size: int, done: bool
 ) -> Iterator[LineHit]:
     """Give waiting hits the lines they still lack from the start of ``data``, then yield,
     in order, those at the front that are complete."""
@@ -102,7 +134,7 @@ def _complete(
         yield waiting.pop(0)
 
 
-def _update_tail(tail: list[str], data: bytearray, size: int, count: int) -> list[str]:
+def _update_tail(tail: list[str], data: Buffer, size: int, count: int) -> list[str]:
     """The last ``count`` complete lines seen so far, for context across block ends."""
     end = data.rfind(b"\n", 0, size)
     if not count or end == -1:
@@ -119,7 +151,7 @@ def _update_tail(tail: list[str], data: bytearray, size: int, count: int) -> lis
 
 
 def _lines_of(
-    data: bytearray,
+    data: Buffer,
     size: int,
     candidates: list[Candidate],
     base_line: int,
@@ -141,7 +173,7 @@ def _lines_of(
     return result
 
 
-def _lines_before(data: bytearray, start: int, count: int, tail: list[str]) -> list[str]:
+def _lines_before(data: Buffer, start: int, count: int, tail: list[str]) -> list[str]:
     lines: list[str] = []
     position = start
     while position > 0 and len(lines) < count:
