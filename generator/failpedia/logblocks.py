@@ -16,7 +16,6 @@ every 4 KiB, more than the work done on it.
 from __future__ import annotations
 
 import io
-import mmap
 import os
 import queue
 import re
@@ -37,16 +36,11 @@ WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaf
 SLOTS = 2 * WORKERS + 1  # one being filled and one waiting per worker, one being read
 
 Scan = Callable[[memoryview], list[tuple[int, int]]]
-# Blocks live in anonymous memory maps: page-aligned, where a bytearray's bytes start 16
-# bytes into a page. Copying into a destination that is not 32-byte aligned is several
-# times slower on some CPUs (reading a cached file into a bytearray: 0.55 s per GB, into
-# an aligned buffer: 0.09 s, on the machine of benchmarks/README.md).
-Buffer = mmap.mmap
 
 _ANSI_BYTES = re.compile(ANSI.encode("ascii"))
 
 
-def strip_ansi_python(data: memoryview, out: Buffer) -> int:
+def strip_ansi_python(data: memoryview, out: bytearray) -> int:
     """``_logbytes.strip_ansi`` in Python: the same results, several times slower."""
     raw = bytes(data)
     if b"\x1b" not in raw:
@@ -86,7 +80,7 @@ class Block:
     end of the log. ``data`` may be a reused buffer: read it before handing the block back
     (``BlockReader.release``) or reading the next one."""
 
-    data: Buffer
+    data: bytearray
     size: int
     newlines: int
     candidates: list[Candidate]
@@ -99,14 +93,14 @@ class Slot:
     """A buffer that a read fills and one for its stripped copy (never longer)."""
 
     def __init__(self) -> None:
-        self.raw = Buffer(-1, 2 * BLOCK_SIZE)
-        self.clean = Buffer(-1, 2 * BLOCK_SIZE)
+        self.raw = bytearray(2 * BLOCK_SIZE)
+        self.clean = bytearray(2 * BLOCK_SIZE)
 
     def fit(self, size: int) -> None:
         """Make room for a block of ``size`` bytes."""
         if len(self.raw) < size:
-            self.raw = Buffer(-1, size)
-            self.clean = Buffer(-1, size)
+            self.raw = bytearray(size)
+            self.clean = bytearray(size)
 
 
 def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> Block:
@@ -119,7 +113,7 @@ def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> B
     return Block(data, size, count_newlines(view), candidates, last, read_bytes, slot)
 
 
-def _cut(data: Buffer, total: int) -> int:
+def _cut(data: bytearray, total: int) -> int:
     """Where the block ends: after its last ``\\n``; or 0, to carry the unfinished line
     on, until it passes ``MAX_CARRY`` and is cut after its last ``\\r`` (a progress bar
     redrawn for hours) or, holding none, anywhere."""
@@ -333,7 +327,7 @@ class BlockReader:
         return pending
 
 
-def _candidates(data: Buffer, hits: list[tuple[int, int]]) -> list[Candidate]:
+def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]:
     """Group the scan's hits by line, in order, each line numbered within the block (here,
     on the worker, rather than on the thread that reads the results)."""
     if not hits:

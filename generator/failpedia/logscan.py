@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .logblocks import Block, BlockReader, Buffer, Candidate
+from .logblocks import Block, BlockReader, Candidate
 from .matcher import Engine
 
 
@@ -103,7 +103,7 @@ def scan_stream(
 
 
 def _first_lines(
-    data: Buffer, size: int, count: int, done: bool, position: int = 0
+    data: bytearray, size: int, count: int, done: bool, position: int = 0
 ) -> list[str]:
     """Up to ``count`` complete lines of ``data[:size]`` from ``position`` (at the end of
     the log, a last line without a newline counts as complete)."""
@@ -120,7 +120,7 @@ def _first_lines(
 
 
 def _complete(
-    waiting: list[LineHit], data: Buffer, size: int, done: bool
+    waiting: list[LineHit], data: bytearray, size: int, done: bool
 ) -> Iterator[LineHit]:
     """Give waiting hits the lines they still lack from the start of ``data``, then yield,
     in order, those at the front that are complete."""
@@ -134,7 +134,7 @@ def _complete(
         yield waiting.pop(0)
 
 
-def _update_tail(tail: list[str], data: Buffer, size: int, count: int) -> list[str]:
+def _update_tail(tail: list[str], data: bytearray, size: int, count: int) -> list[str]:
     """The last ``count`` complete lines seen so far, for context across block ends."""
     end = data.rfind(b"\n", 0, size)
     if not count or end == -1:
@@ -151,7 +151,7 @@ def _update_tail(tail: list[str], data: Buffer, size: int, count: int) -> list[s
 
 
 def _lines_of(
-    data: Buffer,
+    data: bytearray,
     size: int,
     candidates: list[Candidate],
     base_line: int,
@@ -173,7 +173,7 @@ def _lines_of(
     return result
 
 
-def _lines_before(data: Buffer, start: int, count: int, tail: list[str]) -> list[str]:
+def _lines_before(data: bytearray, start: int, count: int, tail: list[str]) -> list[str]:
     lines: list[str] = []
     position = start
     while position > 0 and len(lines) < count:
