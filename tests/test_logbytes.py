@@ -1,5 +1,6 @@
 """The C helpers that read log blocks remove exactly what the ANSI regex matches and
-count exactly the newlines, on any bytes."""
+count exactly the newlines, on any bytes, whether or not they hold escapes, in 16-byte
+chunks or not."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 # Not skipped when missing: the test machines have a C compiler, so a missing helper
 # means the build broke.
 from failpedia import _logbytes as logbytes
-from failpedia.logblocks import count_newlines_python, strip_ansi_python
+from failpedia.logblocks import count_newlines_python, strip_and_count_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,16 +22,34 @@ log_bytes = st.lists(
 ).map(b"".join)
 
 
-def _strip(function, data: bytes) -> bytes | None:
+def _strip(function, data: bytes) -> tuple[bytes | None, int]:
     out = bytearray(len(data))
-    written = function(memoryview(data), out)
-    return None if written < 0 else bytes(out[:written])
+    written, newlines = function(memoryview(data), out)
+    return None if written < 0 else bytes(out[:written]), newlines
 
 
 @settings(max_examples=3000, deadline=None)
-@given(log_bytes)
-def test_strip_ansi_matches_the_regex(data: bytes) -> None:
-    assert _strip(logbytes.strip_ansi, data) == _strip(strip_ansi_python, data)
+@given(log_bytes, st.integers(min_value=0, max_value=40), st.integers(min_value=1, max_value=3))
+def test_strip_and_count_match_the_regex_and_bytes_count(
+    data: bytes, plain: int, repeat: int
+) -> None:
+    """Escapes anywhere: after a run of plain 16-byte chunks, within or across chunks, or
+    several in one; the expected values are the regex's and ``bytes.count``'s."""
+    data = b"x\n" * plain + data * repeat
+    stripped, newlines = _strip(logbytes.strip_and_count, data)
+    assert (stripped, newlines) == _strip(strip_and_count_python, data)
+    assert newlines == data.count(b"\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=4000, max_size=9000), st.integers(min_value=0, max_value=9000))
+def test_long_blocks_count_every_newline(data: bytes, escape_at: int) -> None:
+    """Past the 255 chunks of 16 bytes that one round of counters holds, with or without
+    an escape sequence somewhere."""
+    data = data.replace(b"\x1b", b"E").replace(b"\x00", b"\n")
+    assert _strip(logbytes.strip_and_count, data) == (None, data.count(b"\n"))
+    coloured = data[:escape_at] + b"\x1b[31m" + data[escape_at:]
+    assert _strip(logbytes.strip_and_count, coloured) == (data, data.count(b"\n"))
 
 
 @settings(max_examples=500, deadline=None)
@@ -41,7 +60,7 @@ def test_count_newlines_matches_bytes_count(data: bytes) -> None:
     assert logbytes.count_newlines(data) == data.count(b"\n")
 
 
-def test_strip_ansi_refuses_a_short_output_buffer() -> None:
+def test_strip_and_count_refuses_a_short_output_buffer() -> None:
     with pytest.raises(ValueError):
-        logbytes.strip_ansi(b"\x1b[0mabc", bytearray(2))
-    assert logbytes.strip_ansi(b"plain", bytearray(5)) == -1
+        logbytes.strip_and_count(b"\x1b[0mabc", bytearray(2))
+    assert logbytes.strip_and_count(b"plain\n", bytearray(6)) == (-1, 1)

@@ -40,14 +40,14 @@ Scan = Callable[[memoryview], list[tuple[int, int]]]
 _ANSI_BYTES = re.compile(ANSI.encode("ascii"))
 
 
-def strip_ansi_python(data: memoryview, out: bytearray) -> int:
-    """``_logbytes.strip_ansi`` in Python: the same results, several times slower."""
+def strip_and_count_python(data: memoryview, out: bytearray) -> tuple[int, int]:
+    """``_logbytes.strip_and_count`` in Python: the same results, several times slower."""
     raw = bytes(data)
     if b"\x1b" not in raw:
-        return -1
+        return -1, raw.count(b"\n")
     clean = _ANSI_BYTES.sub(b"", raw)
     out[: len(clean)] = clean
-    return len(clean)
+    return len(clean), clean.count(b"\n")
 
 
 def count_newlines_python(data: memoryview) -> int:
@@ -55,12 +55,12 @@ def count_newlines_python(data: memoryview) -> int:
 
 
 try:
-    from ._logbytes import count_newlines, strip_ansi
+    from ._logbytes import count_newlines, strip_and_count
 
     COMPILED = True
 except ImportError:  # built without a C compiler
     COMPILED = False
-    strip_ansi, count_newlines = strip_ansi_python, count_newlines_python
+    strip_and_count, count_newlines = strip_and_count_python, count_newlines_python
 
 
 @dataclass
@@ -105,12 +105,12 @@ class Slot:
 
 def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> Block:
     """Strip, count and scan the block of ``size`` bytes that a read left in ``slot.raw``."""
-    stripped = strip_ansi(memoryview(slot.raw)[:size], slot.clean)
+    stripped, newlines = strip_and_count(memoryview(slot.raw)[:size], slot.clean)
     data = slot.raw if stripped < 0 else slot.clean
     size = size if stripped < 0 else stripped
     view = memoryview(data)[:size]
     candidates = _candidates(data, scan(view))
-    return Block(data, size, count_newlines(view), candidates, last, read_bytes, slot)
+    return Block(data, size, newlines, candidates, last, read_bytes, slot)
 
 
 def _cut(data: bytearray, total: int) -> int:
