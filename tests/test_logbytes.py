@@ -39,6 +39,9 @@ def test_strip_and_count_match_the_regex_and_bytes_count(
     stripped, newlines = _strip(logbytes.strip_and_count, data)
     assert (stripped, newlines) == _strip(strip_and_count_python, data)
     assert newlines == data.count(b"\n")
+    in_place = bytearray(data)  # the way blocks are stripped: into their own buffer
+    written, _ = logbytes.strip_and_count(in_place, in_place)
+    assert bytes(in_place[:written]) == stripped if written >= 0 else in_place == data
 
 
 @settings(max_examples=200, deadline=None)

@@ -104,10 +104,11 @@ scan_to_escape(const unsigned char *p, const unsigned char *end, unsigned char *
 PyDoc_STRVAR(strip_and_count_doc,
 "strip_and_count(data, out) -> (int, int)\n\n"
 "Write data without its ANSI escape sequences into out (a writable buffer at least as\n"
-"long as data) and return the length written, with the number of b'\\n' bytes. The\n"
-"length is -1, and nothing is written, when data holds no ESC byte at all. Escape\n"
-"sequences never hold a b'\\n', so data and its stripped copy count the same. The\n"
-"caller owns and reuses out: a fresh buffer per block would cost a page fault per 4 KiB.");
+"long as data, or data itself) and return the length written, with the number of\n"
+"b'\\n' bytes. The length is -1, and nothing is written, when data holds no ESC byte\n"
+"at all. Escape sequences never hold a b'\\n', so data and its stripped copy count the\n"
+"same. The caller owns and reuses out: a fresh buffer per block would cost a page fault\n"
+"per 4 KiB.");
 
 static PyObject *
 strip_and_count(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -135,7 +136,8 @@ strip_and_count(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *p = scan_to_escape(data, end, NULL, &newlines);
     if (p < end) {
         unsigned char *w = target.buf;
-        memcpy(w, data, (size_t)(p - data));
+        if (w != data) /* out may be data itself: writing never overtakes reading */
+            memmove(w, data, (size_t)(p - data));
         w += p - data;
         while (p < end) { /* p holds ESC */
             Py_ssize_t length = sequence_length(p, end);

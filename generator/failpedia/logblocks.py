@@ -90,23 +90,22 @@ class Block:
 
 
 class Slot:
-    """A buffer that a read fills and one for its stripped copy (never longer)."""
+    """A buffer that a read fills and that escapes are then removed from, in place."""
 
     def __init__(self) -> None:
         self.raw = bytearray(2 * BLOCK_SIZE)
-        self.clean = bytearray(2 * BLOCK_SIZE)
 
     def fit(self, size: int) -> None:
         """Make room for a block of ``size`` bytes."""
         if len(self.raw) < size:
             self.raw = bytearray(size)
-            self.clean = bytearray(size)
 
 
 def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> Block:
-    """Strip, count and scan the block of ``size`` bytes that a read left in ``slot.raw``."""
-    stripped, newlines = strip_and_count(memoryview(slot.raw)[:size], slot.clean)
-    data = slot.raw if stripped < 0 else slot.clean
+    """Strip, count and scan the block of ``size`` bytes that a read left in ``slot.raw``
+    (stripped in place: one buffer per worker stays in the CPU's cache better than two)."""
+    data = slot.raw
+    stripped, newlines = strip_and_count(memoryview(data)[:size], data)
     size = size if stripped < 0 else stripped
     view = memoryview(data)[:size]
     candidates = _candidates(data, scan(view))
