@@ -58,6 +58,33 @@ def test_compiled_matcher_is_reused_from_the_cache(tmp_path: Path) -> None:
     assert [path.stat().st_mtime_ns for path in databases] == [1] * len(databases)
 
 
+def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> None:
+    """Given an index file, diagnose finds its compiled matcher by the file's content and
+    starts scanning before parsing it: the second run finds what the first did without
+    compiling again, and an edited index file is compiled anew, never matched with the
+    old databases."""
+    pytest.importorskip("hyperscan")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "failpedia.cli", "index", "--out",
+                           str(tmp_path / "data")], capture_output=True, check=True)
+    index = tmp_path / "data" / "signatures.json"
+    log = next(path for path in corpus_logs() if path.name == "nccl-oom-cascade.log")
+    expected = essence(diagnose_json(str(log)))  # the catalog compiled from entries/
+    assert essence(diagnose_json("--index", str(index), str(log), env=env)) == expected
+    databases = sorted((tmp_path / "cache" / "failpedia").glob("*.db"))
+    assert databases, done.stderr
+    for path in databases:  # an old timestamp: a rebuild would replace the file
+        os.utime(path, ns=(1, 1))
+    assert essence(diagnose_json("--index", str(index), str(log), env=env)) == expected
+    assert [path.stat().st_mtime_ns for path in databases] == [1] * len(databases)
+
+    data = json.loads(index.read_text())
+    data["entries"] = [item for item in data["entries"] if item["id"] != "cuda-oom"]
+    index.write_text(json.dumps(data))
+    edited = essence(diagnose_json("--index", str(index), str(log), env=env))
+    assert edited == [item for item in expected if item[0] != "cuda-oom"]
+
+
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     corpus = {path.name: path for path in corpus_logs()}
     found = run_diagnose(str(corpus["ddp-dataloader-oom.log"]))

@@ -30,13 +30,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print("failpedia diagnose: give log files or folders, or pipe a log into '-'",
               file=sys.stderr)
         return 2
+    inputs, problems = collect_inputs(args.paths)
     try:
-        index = _load_index(args)
+        # Parsed inside diagnose: while it is, the first log may already be scanned.
+        index = sigindex.open_index(Path(args.index) if args.index else None,
+                                    Path(args.entries) if args.entries else None)
+        result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
     except sigindex.IndexUnavailable as error:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
         return 2
-    inputs, problems = collect_inputs(args.paths)
-    result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
     result.problems[:0] = problems
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)

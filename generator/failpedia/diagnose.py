@@ -23,50 +23,59 @@ import heapq
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from typing import BinaryIO, NamedTuple
 
 from .logblocks import COMPILED, FileSpan
 from .logline import LogTime, Segment, display_text, parse_segment, split_line
 from .logranges import scan_file
 from .logscan import LineHit, ScanStats, scan_stream
 from .logsource import InputError, LogInput, open_input
-from .matcher import Engine, Probe, make_engine
-from .sigindex import ERROR_LIKE, ROOT_CAUSE_MARKER, IndexedEntry, SignatureIndex
+from .matcher import Engine, HyperscanEngine, Probe, make_engine
+from .sigindex import ERROR_LIKE, ROOT_CAUSE_MARKER, IndexedEntry, IndexFile, SignatureIndex
 
 ROOT_CAUSE_LINES = 12
 MAX_ERROR_LINES = 5
 ROLE_ORDER = {"initiating": 0, "downstream": 1}
 _ROOT_RANK = re.compile(r"^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?")
 _ROOT_END = re.compile(r"^\s*={10,}")
+# Part of the name under which an index file's compiled probes are cached: change it
+# whenever _Matchers changes which probes it makes of an index, or in which order.
+_PROBE_FORM = "probes-1"
 
 
-@dataclass
+# Plain classes and named tuples, not dataclasses: defining a dataclass costs start-up time
+# (and its module imports inspect), which ``failpedia diagnose`` is timed on.
 class Occurrence:
-    source: int
-    file: str
-    line: int
-    segment: int
-    rank: str | None
-    time: LogTime | None
-    text: str
-    span: tuple[int, int]
-    before: list[str]
-    after: list[str]
-    root_cause: bool = False
+    """One place an entry's signature matched: which input, line and segment, with the
+    line's text, the match's span and the lines around it."""
+
+    __slots__ = ("source", "file", "line", "segment", "rank", "time", "text", "span", "before",
+                 "after", "root_cause")
+
+    def __init__(self, source: int, file: str, line: int, segment: int, rank: str | None,
+                 time: LogTime | None, text: str, span: tuple[int, int], before: list[str],
+                 after: list[str]) -> None:
+        self.source, self.file, self.line, self.segment = source, file, line, segment
+        self.rank, self.time, self.text, self.span = rank, time, text, span
+        self.before, self.after = before, after
+        self.root_cause = False
 
     @property
     def order(self) -> tuple[int, int, int]:
         return (self.source, self.line, self.segment)
 
 
-@dataclass
 class Finding:
-    entry: IndexedEntry
-    url: str
-    occurrences: list[Occurrence] = field(default_factory=list)
-    level: int = 0
-    first: Occurrence | None = None
-    first_time: float | None = None
+    """Every occurrence of one entry, and where it ranks."""
+
+    __slots__ = ("entry", "url", "occurrences", "level", "first", "first_time")
+
+    def __init__(self, entry: IndexedEntry, url: str) -> None:
+        self.entry, self.url = entry, url
+        self.occurrences: list[Occurrence] = []
+        self.level = 0
+        self.first: Occurrence | None = None
+        self.first_time: float | None = None
 
     @property
     def ranks(self) -> list[str]:
@@ -77,8 +86,7 @@ class Finding:
         return any(item.root_cause for item in self.occurrences)
 
 
-@dataclass(frozen=True)
-class ErrorLine:
+class ErrorLine(NamedTuple):
     score: int
     order: tuple[int, int, int]
     file: str
@@ -87,16 +95,15 @@ class ErrorLine:
     text: str
 
 
-@dataclass
 class InputSummary:
-    name: str
-    rank: str | None
-    bytes: int = 0
-    lines: int = 0
+    __slots__ = ("name", "rank", "bytes", "lines")
+
+    def __init__(self, name: str, rank: str | None) -> None:
+        self.name, self.rank = name, rank
+        self.bytes = self.lines = 0
 
 
-@dataclass
-class Diagnosis:
+class Diagnosis(NamedTuple):
     engine: str
     inputs: list[InputSummary]
     findings: list[Finding]
@@ -111,16 +118,19 @@ def sort_ranks(ranks: set[str]) -> list[str]:
     return sorted(ranks, key=lambda rank: (0, int(rank), "") if rank.isdigit() else (1, 0, rank))
 
 
-@dataclass
 class _RootCause:
-    ranks: set[str] = field(default_factory=set)
-    blocks: set[tuple[int, int]] = field(default_factory=set)  # (source, line) inside
+    __slots__ = ("ranks", "blocks")
+
+    def __init__(self) -> None:
+        self.ranks: set[str] = set()
+        self.blocks: set[tuple[int, int]] = set()  # (source, line) inside
 
 
 class _Matchers:
     """The probes of one run: every signature pattern, then the internal ones."""
 
-    def __init__(self, index: SignatureIndex, with_error_like: bool, engine_name: str | None):
+    def __init__(self, index: SignatureIndex, with_error_like: bool, engine_name: str | None,
+                 digest: str | None = None, engine: Engine | None = None) -> None:
         # Each pattern is compiled for the exact check the first time its probe fires: a
         # log touches few of them, and compiling thousands up front costs seconds.
         self.pattern_of: list[tuple[int, str]] = []
@@ -137,7 +147,10 @@ class _Matchers:
             for _, literals, _ in ERROR_LIKE:
                 self.error_probes.add(len(probes))
                 probes.append(Probe(None, tuple(literals)))
-        self.engine, self.warning = make_engine(probes, engine_name)
+        self.engine, self.warning = engine, None
+        if engine is None:
+            self.engine, self.warning = make_engine(
+                probes, engine_name, _probe_identity(digest, with_error_like))
 
     def regex(self, probe: int) -> re.Pattern[str]:
         compiled = self._compiled.get(probe)
@@ -146,34 +159,57 @@ class _Matchers:
         return compiled
 
 
+def _probe_identity(digest: str | None, with_error_like: bool) -> str | None:
+    """What names the probes ``_Matchers`` makes of the index file with ``digest``, so that
+    their compiled form is found in the cache before the file is parsed."""
+    if digest is None:
+        return None
+    return "\0".join([_PROBE_FORM, digest, str(with_error_like), ROOT_CAUSE_MARKER,
+                      repr(ERROR_LIKE)])
+
+
 def _error_scorers() -> list[tuple[int, re.Pattern[str]]]:
     return [(score, re.compile(source)) for score, _, source in ERROR_LIKE]
 
 
 def diagnose(
     inputs: list[LogInput],
-    index: SignatureIndex,
+    index: SignatureIndex | IndexFile,
     context: int = 3,
     engine_name: str | None = None,
 ) -> Diagnosis:
-    """Scan every input and return the ordered findings (or, if none, error-like lines)."""
+    """Scan every input and return the ordered findings (or, if none, error-like lines).
+
+    Given an index file not yet parsed, whose compiled probes are in the cache, the
+    first input is already being scanned while the file is parsed."""
     has_stdin = any(not item.rereadable for item in inputs)
-    matchers = _Matchers(index, with_error_like=has_stdin, engine_name=engine_name)
+    problems: list[str] = []
+    summaries = [InputSummary(item.name, item.rank) for item in inputs]
+    after = max(context, ROOT_CAUSE_LINES)
+    digest, engine, started = None, None, None
+    if isinstance(index, IndexFile):
+        digest = index.digest
+        identity = _probe_identity(digest, has_stdin)
+        if engine_name != "literal" and inputs and identity is not None:
+            engine = HyperscanEngine.cached(identity)
+            if engine is not None:
+                started = _scan(inputs[0], engine, context, after, summaries[0], problems)
+        index = index.load()
+    matchers = _Matchers(index, has_stdin, engine_name, digest, engine)
     warnings = [matchers.warning] if matchers.warning else []
     if not COMPILED:
         warnings.append(
             "the compiled log reader (failpedia._logbytes) was not built when failpedia was "
             "installed; reading logs in Python, several times slower"
         )
-    problems: list[str] = []
-    summaries = [InputSummary(item.name, item.rank) for item in inputs]
     findings: dict[int, Finding] = {}
     root = _RootCause()
     scorers = _error_scorers()
     error_heap: list[tuple[int, tuple[int, int, int], ErrorLine]] = []
-    after = max(context, ROOT_CAUSE_LINES)
     for source, log in enumerate(inputs):
-        for hit in _scan(log, matchers.engine, context, after, summaries[source], problems):
+        hits = started if source == 0 and started is not None else _scan(
+            log, matchers.engine, context, after, summaries[source], problems)
+        for hit in hits:
             if matchers.root_probe in hit.probes:
                 _read_root_cause(hit, source, root)
             if matchers.error_probes & hit.probes:
@@ -182,7 +218,7 @@ def diagnose(
     assumed_year = _assumed_year(list(findings.values()))
     ordered = _order(list(findings.values()), index, root, assumed_year)
     if not ordered and not error_heap and not has_stdin and not problems:
-        error_matchers = _Matchers(index, with_error_like=True, engine_name=engine_name)
+        error_matchers = _Matchers(index, True, engine_name, digest)
         for source, log in enumerate(inputs):
             scratch = InputSummary(log.name, log.rank)
             for hit in _scan(log, error_matchers.engine, 0, 0, scratch, problems):
@@ -198,18 +234,31 @@ def _scan(
     log: LogInput, engine: Engine, before: int, after: int, summary: InputSummary,
     problems: list[str],
 ) -> Iterator[LineHit]:
+    """Open ``log`` and start scanning it (a regular file's workers start at once); the
+    returned iterator yields its hits, then records its size in ``summary``."""
     stats = ScanStats()
     try:
         stream = open_input(log)
     except InputError as error:
         problems.append(str(error))
-        return
+        return iter(())
     try:
         span = FileSpan.of(stream)
-        if span is not None:
-            yield from scan_file(span, engine.find, before, after, stats)
-        else:
-            yield from scan_stream(stream, engine, before, after, stats)
+        hits = (scan_file(span, engine.find, before, after, stats) if span is not None
+                else scan_stream(stream, engine, before, after, stats))
+    except BaseException:
+        if log.path is not None:
+            stream.close()
+        raise
+    return _hits_then_close(hits, log, stream, stats, summary, problems)
+
+
+def _hits_then_close(
+    hits: Iterator[LineHit], log: LogInput, stream: BinaryIO, stats: ScanStats,
+    summary: InputSummary, problems: list[str],
+) -> Iterator[LineHit]:
+    try:
+        yield from hits
     except InputError as error:
         problems.append(f"{log.name}: {error}")
     finally:
@@ -239,7 +288,9 @@ def _match_hit(
             if match is None:
                 continue
             entry = index.entries[entry_index]
-            finding = findings.setdefault(entry_index, Finding(entry, index.url(entry)))
+            finding = findings.get(entry_index)
+            if finding is None:
+                finding = findings[entry_index] = Finding(entry, index.url(entry))
             finding.occurrences.append(Occurrence(
                 source, log.name, hit.line_no, number,
                 segment.rank if segment.rank is not None else log.rank,

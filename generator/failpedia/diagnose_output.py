@@ -82,7 +82,8 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
     data = {
         "format": JSON_FORMAT,
         "engine": diagnosis.engine,
-        "inputs": [vars(item) for item in diagnosis.inputs],
+        "inputs": [{"name": item.name, "rank": item.rank, "bytes": item.bytes, "lines": item.lines}
+                   for item in diagnosis.inputs],
         "findings": [finding_json(item, diagnosis.assumed_year) for item in diagnosis.findings],
         "unmatched": [
             {"file": item.file, "line": item.line, "rank": item.rank, "score": item.score,

@@ -22,8 +22,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from .logline import ANSI
 from .logsource import DECOMPRESS_ERRORS, InputError
@@ -63,8 +62,7 @@ except ImportError:  # built without a C compiler
     strip_and_count, count_newlines = strip_and_count_python, count_newlines_python
 
 
-@dataclass
-class Candidate:
+class Candidate(NamedTuple):
     """A line the scan flagged: where it starts in the block, how many lines of the block
     come before it, and which probes fired on it."""
 
@@ -73,8 +71,7 @@ class Candidate:
     probes: set[int]
 
 
-@dataclass
-class Block:
+class Block(NamedTuple):
     """``data[:size]`` is one block of the log, ANSI removed; ``newlines`` counts its
     ``\\n``; ``candidates`` are the lines the scan flagged, in order; ``last`` marks the
     end of the log. ``data`` may be a reused buffer: read it before handing the block back
@@ -131,8 +128,7 @@ def input_error(error: BaseException) -> BaseException:
     return error
 
 
-@dataclass(frozen=True)
-class FileSpan:
+class FileSpan(NamedTuple):
     """A regular file, read by offset, so that any thread can read any of its blocks.
     Block ``k`` spans from ``line_start(k * BLOCK_SIZE)`` to
     ``line_start((k + 1) * BLOCK_SIZE)``, which a reader finds on its own."""

@@ -11,9 +11,8 @@ characters before any pattern runs on them.
 
 from __future__ import annotations
 
-import calendar
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LINE_CAP = 4096
 MAX_PREFIXES = 6
@@ -52,8 +51,7 @@ _ANSI = re.compile(ANSI)
 _RULES = [(name, re.compile(source)) for name, source in PREFIX_RULES]
 
 
-@dataclass(frozen=True)
-class LogTime:
+class LogTime(NamedTuple):
     """A timestamp as a log wrote it; ``year`` is None where the format has none (glog)."""
 
     year: int | None
@@ -67,6 +65,8 @@ class LogTime:
 
     def seconds(self, assumed_year: int) -> float:
         """Seconds since the epoch (UTC), with ``assumed_year`` where the log gave none."""
+        import calendar  # with its imports, a few ms of start-up when no line has a time
+
         year = self.year if self.year is not None else assumed_year
         try:
             base = calendar.timegm((year, self.month, self.day, self.hour, self.minute,
@@ -77,8 +77,7 @@ class LogTime:
         return base - self.offset_minutes * 60 + fraction
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """One piece of a log line, prefixes removed, with what the prefixes said."""
 
     text: str

@@ -174,6 +174,6 @@ def scan_file(
     span: FileSpan, scan: Scan, before: int, after: int, stats: ScanStats,
     workers: int = WORKERS,
 ) -> Iterator[LineHit]:
-    """Yield a regular file's candidate lines in log order, each with up to
-    ``before``/``after`` lines of context, scanning on ``workers`` threads."""
-    yield from _FileScan(span, scan, before, after, workers).hits(stats)
+    """A regular file's candidate lines in log order, each with up to ``before``/``after``
+    lines of context, scanned on ``workers`` threads that start at once."""
+    return _FileScan(span, scan, before, after, workers).hits(stats)

@@ -12,29 +12,33 @@ collector, whose hits are then given the context that lies across the stretch's 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .logblocks import Block, BlockReader, Candidate
 from .matcher import Engine
 
 
-@dataclass
 class LineHit:
-    """A candidate line: 1-based number, decoded text (ANSI removed), probes that fired."""
+    """A candidate line: 1-based number, decoded text (ANSI removed), probes that fired,
+    the lines before and after it, and how many lines after it are still to come."""
 
-    line_no: int
-    text: str
-    probes: set[int]
-    before: list[str]
-    after: list[str] = field(default_factory=list)
-    missing_after: int = 0
+    __slots__ = ("line_no", "text", "probes", "before", "after", "missing_after")
+
+    def __init__(self, line_no: int, text: str, probes: set[int], before: list[str],
+                 after: list[str] | None = None, missing_after: int = 0) -> None:
+        self.line_no, self.text, self.probes = line_no, text, probes
+        self.before, self.after = before, after if after is not None else []
+        self.missing_after = missing_after
 
 
-@dataclass
 class ScanStats:
-    bytes: int = 0
-    lines: int = 0
+    """How many bytes and lines an input held."""
+
+    __slots__ = ("bytes", "lines")
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.lines = 0
 
 
 def _decode(raw: bytes) -> str:

@@ -13,9 +13,8 @@ import gzip
 import re
 import sys
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 8192
@@ -38,8 +37,7 @@ class InputError(Exception):
     """An input that cannot be read; the message names it and says why."""
 
 
-@dataclass(frozen=True)
-class LogInput:
+class LogInput(NamedTuple):
     """One log to read: its display name, the rank its location implies, how to open it."""
 
     name: str

@@ -8,11 +8,9 @@ repository, and the CLI compiles the same file from ``entries/`` inside a checko
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import logline
 
@@ -42,14 +40,14 @@ class IndexUnavailable(Exception):
     """No usable signature index; the message says what to do."""
 
 
-@dataclass(frozen=True)
-class IndexedPattern:
+# Named tuples, not dataclasses: ``failpedia diagnose`` builds thousands of these at start-up,
+# and a dataclass costs more to define and to build (its module imports inspect, too).
+class IndexedPattern(NamedTuple):
     canonical: str
     literals: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class IndexedEntry:
+class IndexedEntry(NamedTuple):
     id: str
     title: str
     category: str
@@ -61,8 +59,7 @@ class IndexedEntry:
     patterns: tuple[IndexedPattern, ...]
 
 
-@dataclass(frozen=True)
-class SignatureIndex:
+class SignatureIndex(NamedTuple):
     site_url: str
     entries: tuple[IndexedEntry, ...]
 
@@ -111,6 +108,8 @@ def build_index(catalog: Catalog, site_url: str | None) -> dict[str, Any]:
 
 def build_entry_texts(catalog: Catalog) -> dict[str, Any]:
     """Every entry's fields, for ``failpedia explain`` away from the repository."""
+    import dataclasses  # the catalog's models; not needed to read an index
+
     return {
         "format": INDEX_FORMAT,
         "entries": {
@@ -183,20 +182,44 @@ def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
     return catalog, read_site_config(root / "mkdocs.yml").site_url
 
 
-def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:
-    """The index from a file, from an entries folder, from the package, or from the checkout."""
+class IndexFile(NamedTuple):
+    """A signature index file, read but not yet parsed: its bytes name the signatures it
+    holds (``digest``), so a matcher compiled from it can be found before parsing it."""
+
+    origin: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        import hashlib  # only here: its OpenSSL module costs start-up time
+
+        return hashlib.sha256(self.data).hexdigest()
+
+    def load(self) -> SignatureIndex:
+        try:
+            data = json.loads(self.data)
+        except ValueError as error:
+            raise IndexUnavailable(
+                f"{self.origin}: cannot read the signature index: {error}"
+            ) from None
+        return parse_index(data, self.origin)
+
+
+def open_index(
+    index_file: Path | None = None, entries_dir: Path | None = None
+) -> IndexFile | SignatureIndex:
+    """The index file to read (given, or shipped with the package), or else the index
+    compiled from an entries folder or the checkout's."""
+    if index_file is None and entries_dir is None:
+        index_file = packaged_file(INDEX_FILE)
     if index_file is not None:
         try:
-            data = json.loads(index_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            return IndexFile(str(index_file), index_file.read_bytes())
+        except OSError as error:
             raise IndexUnavailable(
-                f"{index_file}: cannot read the signature index: {error}"
+                f"{index_file}: cannot read the signature index: {error.strerror or error}"
             ) from None
-        return parse_index(data, str(index_file))
     if entries_dir is None:
-        packaged = packaged_file(INDEX_FILE)
-        if packaged is not None:
-            return load_index(index_file=packaged)
         root = source_tree_root()
         if root is None:
             raise IndexUnavailable(
@@ -206,6 +229,12 @@ def load_index(index_file: Path | None = None, entries_dir: Path | None = None) 
         entries_dir = root / "entries"
     catalog, site_url = compile_catalog(entries_dir)
     return parse_index(build_index(catalog, site_url), str(entries_dir))
+
+
+def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:
+    """The index from a file, from an entries folder, from the package, or from the checkout."""
+    index = open_index(index_file, entries_dir)
+    return index.load() if isinstance(index, IndexFile) else index
 
 
 def load_entry_texts(entries_dir: Path | None = None) -> dict[str, dict[str, Any]]:
