@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO, NamedTuple
 
+from .exactmatch import ExactPattern
 from .logblocks import COMPILED, FileSpan
 from .logline import LogTime, Segment, display_text, parse_segment, split_line
 from .logranges import scan_file
@@ -134,7 +135,7 @@ class _Matchers:
         # Each pattern is compiled for the exact check the first time its probe fires: a
         # log touches few of them, and compiling thousands up front costs seconds.
         self.pattern_of: list[tuple[int, str]] = []
-        self._compiled: dict[int, re.Pattern[str]] = {}
+        self._compiled: dict[int, ExactPattern] = {}
         probes: list[Probe] = []
         for entry_index, entry in enumerate(index.entries):
             for pattern in entry.patterns:
@@ -152,10 +153,10 @@ class _Matchers:
             self.engine, self.warning = make_engine(
                 probes, engine_name, _probe_identity(digest, with_error_like))
 
-    def regex(self, probe: int) -> re.Pattern[str]:
+    def exact(self, probe: int) -> ExactPattern:
         compiled = self._compiled.get(probe)
         if compiled is None:
-            compiled = self._compiled[probe] = re.compile(self.pattern_of[probe][1], re.ASCII)
+            compiled = self._compiled[probe] = ExactPattern(self.pattern_of[probe][1])
         return compiled
 
 
@@ -271,21 +272,21 @@ def _match_hit(
     hit: LineHit, source: int, log: LogInput, index: SignatureIndex, matchers: _Matchers,
     findings: dict[int, Finding], context: int,
 ) -> None:
-    by_entry: dict[int, list[re.Pattern[str]]] = {}
+    by_entry: dict[int, list[ExactPattern]] = {}
     for probe in hit.probes:
         if probe < len(matchers.pattern_of):
             entry_index = matchers.pattern_of[probe][0]
-            by_entry.setdefault(entry_index, []).append(matchers.regex(probe))
+            by_entry.setdefault(entry_index, []).append(matchers.exact(probe))
     if not by_entry:
         return
     segments: list[Segment] = split_line(hit.text)
     for entry_index in sorted(by_entry):
         for number, segment in enumerate(segments):
-            match = next(
-                (found for regex in by_entry[entry_index] if (found := regex.search(segment.text))),
+            span = next(
+                (found for exact in by_entry[entry_index] if (found := exact.search(segment.text))),
                 None,
             )
-            if match is None:
+            if span is None:
                 continue
             entry = index.entries[entry_index]
             finding = findings.get(entry_index)
@@ -294,7 +295,7 @@ def _match_hit(
             finding.occurrences.append(Occurrence(
                 source, log.name, hit.line_no, number,
                 segment.rank if segment.rank is not None else log.rank,
-                segment.time, segment.text, match.span(),
+                segment.time, segment.text, span,
                 [display_text(line) for line in hit.before[-context:]] if context else [],
                 [display_text(line) for line in hit.after[:context]] if context else [],
             ))
