@@ -41,7 +41,7 @@ class ScanStats:
         self.lines = 0
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes | bytearray) -> str:
     return raw.decode("utf-8", "replace")
 
 
