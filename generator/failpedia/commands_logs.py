@@ -14,11 +14,10 @@ from pathlib import Path
 from . import sigindex
 
 
-def _load_index(args: argparse.Namespace) -> sigindex.SignatureIndex:
-    return sigindex.load_index(
-        Path(args.index) if args.index else None,
-        Path(args.entries) if args.entries else None,
-    )
+def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """The ``--index`` file and ``--entries`` folder, where given."""
+    return (Path(args.index) if args.index else None,
+            Path(args.entries) if args.entries else None)
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -33,8 +32,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     inputs, problems = collect_inputs(args.paths)
     try:
         # Parsed inside diagnose: while it is, the first log may already be scanned.
-        index = sigindex.open_index(Path(args.index) if args.index else None,
-                                    Path(args.entries) if args.entries else None)
+        index = sigindex.open_index(*_index_paths(args))
         result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
     except sigindex.IndexUnavailable as error:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
@@ -55,7 +53,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     try:
         texts = sigindex.load_entry_texts(Path(args.entries) if args.entries else None)
-        index = _load_index(args)
+        index = sigindex.load_index(*_index_paths(args))
     except sigindex.IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2

@@ -111,6 +111,15 @@ def _cache_key(hyperscan: Any, identity: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def _read_database(hyperscan: Any, path: Path) -> Any | None:
+    """The database cached at ``path``; None if there is none, or it is stale or foreign
+    (it is then compiled again)."""
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except Exception:  # noqa: BLE001 - missing, unreadable, another Hyperscan's format
+        return None
+
+
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "failpedia"
@@ -166,30 +175,23 @@ class HyperscanEngine(Engine):
         except ImportError:
             return None
         key = _cache_key(hyperscan, identity)
-        folder = _cache_dir()
-        try:
-            database = hyperscan.loadb((folder / f"hs-{key}.db").read_bytes(),
-                                       hyperscan.HS_MODE_BLOCK)
-        except Exception:  # noqa: BLE001 - not cached, or unreadable: compile it instead
+        database = _read_database(hyperscan, _cache_dir() / f"hs-{key}.db")
+        if database is None:
             return None
         engine = cls.__new__(cls)
         engine._hs, engine._use_cache, engine.database = hyperscan, True, database
         engine._scratch = threading.local()
-        try:
-            engine.literals = hyperscan.loadb((folder / f"hs-literals-{key}.db").read_bytes(),
-                                              hyperscan.HS_MODE_BLOCK)
-        except Exception:  # noqa: BLE001 - probes without literals: the whole patterns only
-            engine.literals = None
+        # Absent where some probe has no literal: the whole patterns are scanned alone.
+        engine.literals = _read_database(hyperscan, _cache_dir() / f"hs-literals-{key}.db")
         return engine
 
     def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
         hyperscan = self._hs
         cached = _cache_dir() / filename
-        if self._use_cache and cached.is_file():
-            try:
-                return hyperscan.loadb(cached.read_bytes(), hyperscan.HS_MODE_BLOCK)
-            except Exception:  # noqa: BLE001 - a stale or foreign cache file is rebuilt
-                pass
+        if self._use_cache:
+            database = _read_database(hyperscan, cached)
+            if database is not None:
+                return database
         forms = expressions()
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=forms, ids=list(range(len(forms))))

@@ -8,6 +8,7 @@ repository, and the CLI compiles the same file from ``entries/`` inside a checko
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -191,8 +192,6 @@ class IndexFile(NamedTuple):
 
     @property
     def digest(self) -> str:
-        import hashlib  # only here: its OpenSSL module costs start-up time
-
         return hashlib.sha256(self.data).hexdigest()
 
     def load(self) -> SignatureIndex:
