@@ -32,4 +32,10 @@ LOGBYTES = Extension(
     "failpedia._logbytes", sources=["generator/failpedia/_logbytes.c"], optional=True
 )
 
-setup(cmdclass={"build_py": BuildWithSignatureIndex}, ext_modules=[LOGBYTES])
+# Finding thousands of long literals by sampling the block (see the file's header).
+# Optional too: without it the literals are found with Hyperscan alone.
+LITERALSET = Extension(
+    "failpedia._literalset", sources=["generator/failpedia/_literalset.c"], optional=True
+)
+
+setup(cmdclass={"build_py": BuildWithSignatureIndex}, ext_modules=[LOGBYTES, LITERALSET])

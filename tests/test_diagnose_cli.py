@@ -85,6 +85,53 @@ def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> N
     assert edited == [item for item in expected if item[0] != "cuda-oom"]
 
 
+def test_long_literals_are_found_by_sampling_the_blocks(tmp_path: Path) -> None:
+    """An index whose literals are all long is matched by sampling the blocks (its literal
+    list cached, no Hyperscan literal database), and finds what the pure-Python engine
+    finds: on every corpus log, on a block crowded with near-misses, and again when the
+    literals are read back from the cache."""
+    pytest.importorskip("hyperscan")
+    from failpedia.matcher import HyperscanEngine
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-m", "failpedia.cli", "index", "--out",
+                    str(tmp_path / "data")], capture_output=True, check=True)
+    data = json.loads((tmp_path / "data" / "signatures.json").read_text())
+    data["entries"] = [
+        item for item in data["entries"]
+        if all(len(literal.encode()) >= HyperscanEngine.SAMPLED_SHORTEST
+               for pattern in item["patterns"] for literal in pattern["literals"])
+    ]
+    [view] = [item for item in data["entries"]
+              if item["id"] == "view-size-not-compatible-with-stride"]
+    index = tmp_path / "long.json"
+    index.write_text(json.dumps(data))
+    crowded = tmp_path / "crowded.log"
+    lines = [f"[rank{number % 8}]: near miss: {view['patterns'][0]['literals'][0]}"
+             for number in range(300)]
+    for number in (5, 77, 298):
+        lines[number] = f"[rank{number % 8}]: {VIEW}"
+    crowded.write_text("\n".join(lines) + "\n")
+
+    found_any = False
+    for log in [*corpus_logs(), crowded]:
+        sampled = diagnose_json("--index", str(index), str(log), env=env)
+        literal = diagnose_json("--engine", "literal", "--index", str(index), str(log))
+        assert _without_run_details(sampled) == _without_run_details(literal), log.name
+        cached = diagnose_json("--index", str(index), str(log), env=env)
+        assert _without_run_details(cached) == _without_run_details(sampled), log.name
+        found_any = found_any or bool(sampled["findings"])
+    assert found_any
+    [finding] = diagnose_json("--index", str(index), str(crowded), env=env)["findings"]
+    assert [item["line"] for item in finding["locations"]] == [6, 78, 299]
+    # The index's probes sampled; only the error-like probes of a log with no known
+    # failure, which are short, went to a Hyperscan literal database.
+    cache = tmp_path / "cache" / "failpedia"
+    sampled_keys = {path.stem.split("-")[-1] for path in cache.glob("literals-*.json")}
+    hyperscan_keys = {path.stem.split("-")[-1] for path in cache.glob("hs-literals-*.db")}
+    assert sampled_keys and not sampled_keys & hyperscan_keys
+
+
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     corpus = {path.name: path for path in corpus_logs()}
     found = run_diagnose(str(corpus["ddp-dataloader-oom.log"]))

@@ -14,6 +14,7 @@ finds each probe's required literal text with ``bytes.find``: correct, much slow
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
@@ -120,6 +121,49 @@ def _read_database(hyperscan: Any, path: Path) -> Any | None:
         return None
 
 
+def _write_cache(path: Path, data: bytes) -> None:
+    """Write a cache file whole or not at all (runs at the same time may race to write
+    it); a cache that cannot be written is not an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def _sampled(
+    pairs: list[tuple[bytes, int]]
+) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None:
+    """A function finding the literals of ``pairs`` by sampling, which stops (None) past
+    ``HyperscanEngine.LITERAL_HITS`` occurrences; None where ``_literalset`` was not
+    built."""
+    try:
+        from ._literalset import LiteralSet
+    except ImportError:
+        return None
+    literals = LiteralSet(pairs)
+    limit = HyperscanEngine.LITERAL_HITS
+
+    def find(block: bytes | memoryview) -> list[tuple[int, int]] | None:
+        return literals.find(block, limit)
+
+    return find
+
+
+def _read_sampled(
+    path: Path
+) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None:
+    """The sampled literal pass cached at ``path``; None if there is none or it is
+    unreadable."""
+    try:
+        return _sampled([(literal.encode("utf-8"), index)
+                         for index, literal in json.loads(path.read_bytes())])
+    except Exception:  # noqa: BLE001 - missing, unreadable, not a list of literals
+        return None
+
+
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "failpedia"
@@ -128,18 +172,24 @@ def _cache_dir() -> Path:
 class HyperscanEngine(Engine):
     """Two Hyperscan block-mode databases, cached on disk once compiled.
 
-    The literal database holds each probe's required literals and scans two to three
-    times faster than the database of whole patterns for the project's signatures (for
-    thousands of signatures the two scan alike, about 3 GB/s on one core of the
-    benchmark machine). A block where the literals fire
-    at most ``LITERAL_HITS`` times is answered from them alone (the caller checks each
-    candidate line exactly, and a few extra candidates cost less than a second scan);
-    a block where they fire more often (near-misses of real messages, repeated warnings)
-    is scanned again with the whole patterns, so only lines that can match go on.
+    The literal pass looks for each probe's required literals, and is two to three times
+    faster than the database of whole patterns for the project's signatures (for
+    thousands of signatures the two Hyperscan databases scan alike, about 3 GB/s on one
+    core of the benchmark machine). Where every literal is at least ``SAMPLED_SHORTEST``
+    bytes long, the literals are found by sampling the block (``_literalset``), about
+    twice as fast again; otherwise by a Hyperscan database of them. A block where the
+    literals fire at most ``LITERAL_HITS`` times is answered from them alone (the caller
+    checks each candidate line exactly, and a few extra candidates cost less than a
+    second scan); a block where they fire more often (near-misses of real messages,
+    repeated warnings) is scanned again with the whole patterns, so only lines that can
+    match go on.
     """
 
     name = "hyperscan"
     LITERAL_HITS = 32
+    # The sampled windows lie shortest - 7 bytes apart: shorter literals look at the block
+    # so often that Hyperscan's literal matcher is as fast.
+    SAMPLED_SHORTEST = 24
 
     def __init__(self, probes: Sequence[Probe], use_cache: bool = True,
                  identity: str | None = None) -> None:
@@ -159,12 +209,11 @@ class HyperscanEngine(Engine):
         ])
         # Every pattern has a required literal in each branch (the validator sees to it);
         # a probe without one would make the literal database miss its lines.
-        self.literals = None
-        if all(probe.literals for probe in probes):
-            self.literals = self._database(f"hs-literals-{key}.db", lambda: [
-                _literal_form(probe.literals) for probe in probes
-            ])
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
+        self.find_literals: Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None
+        self.find_literals = None
+        if all(probe.literals for probe in probes):
+            self.find_literals = self._literal_pass(key, probes)
 
     @classmethod
     def cached(cls, identity: str) -> HyperscanEngine | None:
@@ -182,8 +231,37 @@ class HyperscanEngine(Engine):
         engine._hs, engine._use_cache, engine.database = hyperscan, True, database
         engine._scratch = threading.local()
         # Absent where some probe has no literal: the whole patterns are scanned alone.
-        engine.literals = _read_database(hyperscan, _cache_dir() / f"hs-literals-{key}.db")
+        engine.find_literals = _read_sampled(_cache_dir() / f"literals-{key}.json")
+        if engine.find_literals is None:
+            literals = _read_database(hyperscan, _cache_dir() / f"hs-literals-{key}.db")
+            if literals is not None:
+                engine.find_literals = engine._hyperscan_literals(literals)
         return engine
+
+    def _literal_pass(
+        self, key: str, probes: Sequence[Probe]
+    ) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+        """How the probes' literals are found: by sampling where they are all long (their
+        list then cached as JSON, to be found before the probes are built), else by a
+        Hyperscan database."""
+        pairs = [(literal.encode("utf-8"), index)
+                 for index, probe in enumerate(probes) for literal in probe.literals]
+        if min(len(literal) for literal, _ in pairs) >= self.SAMPLED_SHORTEST:
+            sampled = _sampled(pairs)
+            if sampled is not None:
+                if self._use_cache:
+                    _write_cache(_cache_dir() / f"literals-{key}.json", json.dumps(
+                        [[index, literal.decode("utf-8")] for literal, index in pairs]
+                    ).encode("utf-8"))
+                return sampled
+        return self._hyperscan_literals(self._database(f"hs-literals-{key}.db", lambda: [
+            _literal_form(probe.literals) for probe in probes
+        ]))
+
+    def _hyperscan_literals(
+        self, database: Any
+    ) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+        return lambda block: self._scan(database, block)
 
     def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
         hyperscan = self._hs
@@ -196,13 +274,7 @@ class HyperscanEngine(Engine):
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=forms, ids=list(range(len(forms))))
         if self._use_cache:
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                temporary = cached.with_suffix(f".{os.getpid()}.tmp")
-                temporary.write_bytes(hyperscan.dumpb(database))
-                os.replace(temporary, cached)
-            except OSError:
-                pass
+            _write_cache(cached, hyperscan.dumpb(database))
         return database
 
     def _scan(self, database: Any, block: bytes | memoryview) -> list[tuple[int, int]]:
@@ -222,9 +294,9 @@ class HyperscanEngine(Engine):
         return found
 
     def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
-        if self.literals is not None:
-            found = self._scan(self.literals, block)
-            if len(found) <= self.LITERAL_HITS:
+        if self.find_literals is not None:
+            found = self.find_literals(block)
+            if found is not None and len(found) <= self.LITERAL_HITS:
                 return found
         return self._scan(self.database, block)
 
