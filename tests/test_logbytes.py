@@ -4,6 +4,8 @@ chunks or not."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 # Not skipped when missing: the test machines have a C compiler, so a missing helper
@@ -17,6 +19,17 @@ from hypothesis import strategies as st
 # intermediate and final bytes, terminators, line ends, and ordinary text.
 PIECES = [b"\x1b", b"[", b"]", b"\\", b"\x07", b"\n", b"\r", b"0", b"3", b";", b"?", b" ",
           b"/", b"m", b"K", b"@", b"~", b"A", b"Z", b"_", b"^", b"x", b"\xc3\xa9", b"\x7f"]
+
+
+@pytest.fixture(autouse=True, params=["avx2", "sse2"])
+def simd_loop(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs with the 64-byte AVX2 loop (where the CPU has AVX2) and without it,
+    so that a machine with AVX2 checks the 16-byte loop too."""
+    logbytes.use_avx2(request.param == "avx2")
+    yield request.param
+    logbytes.use_avx2(True)
+
+
 log_bytes = st.lists(
     st.one_of(st.sampled_from(PIECES), st.binary(max_size=4)), max_size=60
 ).map(b"".join)
@@ -47,12 +60,22 @@ def test_strip_and_count_match_the_regex_and_bytes_count(
 @settings(max_examples=200, deadline=None)
 @given(st.binary(min_size=4000, max_size=9000), st.integers(min_value=0, max_value=9000))
 def test_long_blocks_count_every_newline(data: bytes, escape_at: int) -> None:
-    """Past the 255 chunks of 16 bytes that one round of counters holds, with or without
-    an escape sequence somewhere."""
+    """Past the chunks that one round of per-byte counters holds (255 of 16 bytes, 127 of
+    64), with or without an escape sequence somewhere."""
     data = data.replace(b"\x1b", b"E").replace(b"\x00", b"\n")
     assert _strip(logbytes.strip_and_count, data) == (None, data.count(b"\n"))
     coloured = data[:escape_at] + b"\x1b[31m" + data[escape_at:]
     assert _strip(logbytes.strip_and_count, coloured) == (data, data.count(b"\n"))
+
+
+@pytest.mark.parametrize("length", [16 * 255 + 17, 64 * 127 + 63, 64 * 127 * 3 + 5, 100_003])
+def test_a_block_of_newlines_is_counted_whole(length: int) -> None:
+    """Every byte a newline: each per-byte counter fills as fast as it can, so one summed
+    too late overflows (the 16- and the 64-byte loops both)."""
+    data = b"\n" * length
+    assert _strip(logbytes.strip_and_count, data) == (None, length)
+    assert _strip(logbytes.strip_and_count, data + b"\x1b[0m") == (data, length)
+    assert logbytes.count_newlines(data) == length
 
 
 @settings(max_examples=500, deadline=None)
