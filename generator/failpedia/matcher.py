@@ -6,7 +6,9 @@ more than the exact matches (the caller checks each candidate line with the exac
 pattern) but never fewer: every line the exact patterns match must show up.
 
 ``HyperscanEngine`` compiles every probe into one Hyperscan database, a DFA-style
-matcher that scans the block once, in linear time, for all probes together. Where
+matcher that scans the block once, in linear time, for all probes together; a first,
+faster pass looks only for the probes' required literals (with Hyperscan, or by
+sampling the block where all of them are long: ``_literalset``). Where
 Hyperscan is not installed (it ships wheels for x86-64 Linux and macOS), ``LiteralEngine``
 finds each probe's required literal text with ``bytes.find``: correct, much slower.
 """
