@@ -209,11 +209,11 @@ class HyperscanEngine(Engine):
             else _literal_form(probe.literals)
             for probe in probes
         ])
-        # Every pattern has a required literal in each branch (the validator sees to it);
-        # a probe without one would make the literal database miss its lines.
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
         self.find_literals: Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None
         self.find_literals = None
+        # Every pattern has a required literal in each branch (the validator sees to it);
+        # a probe without one would make the literal pass miss its lines.
         if all(probe.literals for probe in probes):
             self.find_literals = self._literal_pass(key, probes)
 
