@@ -131,6 +131,20 @@ def test_long_literals_are_found_by_sampling_the_blocks(tmp_path: Path) -> None:
     hyperscan_keys = {path.stem.split("-")[-1] for path in cache.glob("hs-literals-*.db")}
     assert sampled_keys and not sampled_keys & hyperscan_keys
 
+    # Where _literalset could not be built, Hyperscan finds the same literals.
+    script = (
+        "import os, sys\n"
+        "sys.modules['failpedia._literalset'] = None  # as if it had not been built\n"
+        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'unbuilt')!r}\n"
+        "from failpedia.cli import main\n"
+        f"sys.exit(main(['diagnose', '--json', '--index', {str(index)!r}, sys.argv[1]]))\n"
+    )
+    unbuilt = json.loads(_python(script, crowded).stdout)
+    expected = diagnose_json("--index", str(index), str(crowded), env=env)
+    assert _without_run_details(unbuilt) == _without_run_details(expected)
+    assert list((tmp_path / "unbuilt" / "failpedia").glob("hs-literals-*.db"))
+    assert not list((tmp_path / "unbuilt" / "failpedia").glob("literals-*.json"))
+
 
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     corpus = {path.name: path for path in corpus_logs()}
