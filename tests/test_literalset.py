@@ -58,6 +58,49 @@ def test_find_reports_what_bytes_find_finds(
     assert len(found) == len(set(found))  # each occurrence once
 
 
+@settings(max_examples=1000, deadline=None)
+@given(literals_and_block(), st.data())
+def test_any_first_windows_find_the_same(
+    case: tuple[list[tuple[bytes, int]], bytes], data: st.DataObject
+) -> None:
+    """Wherever each literal's sampled windows start (the stride shrinks to fit), and
+    when the chosen starts are given back."""
+    literals, block = case
+    firsts = [data.draw(st.integers(0, len(literal) - 8)) for literal, _ in literals]
+    given_firsts = LiteralSet([(*pair, first)
+                               for pair, first in zip(literals, firsts, strict=True)])
+    assert given_firsts.firsts == firsts
+    assert given_firsts.stride == min(len(literal) - first - 7
+                                      for (literal, _), first in zip(literals, firsts, strict=True))
+    assert sorted(given_firsts.find(block)) == every_occurrence(literals, block)
+    chosen = LiteralSet(literals)
+    again = LiteralSet([(*pair, first)
+                        for pair, first in zip(literals, chosen.firsts, strict=True)])
+    assert (again.firsts, again.stride) == (chosen.firsts, chosen.stride)
+    assert sorted(again.find(block)) == sorted(chosen.find(block))
+
+
+def test_literals_that_start_alike_are_sampled_where_they_differ() -> None:
+    """Fifty literals with one long beginning and a short one that keeps the stride at 13:
+    each is sampled where it differs, so no window stands for all fifty."""
+    shared = b"RuntimeError: CUDA error: an illegal "
+    literals = [(shared + b"memory access at 0x%016x" % (number * 0x9E3779B97F4A7C15 % 2**64),
+                 number) for number in range(50)] + [(b"NCCL watchdog fired", 50)]
+    chosen = LiteralSet(literals)
+    assert chosen.stride == 12
+    assert chosen.max_shared < 10  # a few hex addresses begin alike
+    assert all(first >= len(shared) - 8 for first in chosen.firsts[:50])
+    crowded = LiteralSet([(*pair, 0) for pair in literals])
+    assert crowded.max_shared == 50
+    block = b"\n".join(literal for literal, _ in literals) + b"\n" + shared * 20
+    for found in (chosen.find(block), crowded.find(block)):
+        assert sorted(found) == every_occurrence(literals, block)
+    # The shared beginning, twenty times over: fifty comparisons wherever it is sampled.
+    assert crowded.find(block, -1, 200) is None
+    assert chosen.find(block, -1, 200) is not None
+    assert sorted(crowded.find(block, -1, 10**6)) == every_occurrence(literals, block)
+
+
 @settings(max_examples=500, deadline=None)
 @given(literals_and_block(), st.integers(min_value=0, max_value=6))
 def test_find_stops_past_the_limit(
@@ -76,6 +119,9 @@ def test_windows_are_sampled_the_shortest_literal_apart() -> None:
     """Seven bytes less than the shortest literal, so a long set looks at few places."""
     assert LiteralSet([(b"x" * 30, 0), (b"y" * 12, 1)]).stride == 5
     assert LiteralSet([(b"z" * 500, 0)]).stride == 64  # capped: the tables stay small
+    huge = [(b"%039d" % number, number) for number in range(200_000)]
+    assert LiteralSet(huge).stride == (1 << 20) // 200_000  # at most 2**20 windows
+    assert LiteralSet(huge).find(b"x%039dy" % 123_456) == [(39, 123_456)]
     assert LiteralSet([]).find(b"anything at all") == []
 
 
@@ -95,6 +141,8 @@ def test_many_long_literals_in_a_long_block() -> None:
     ([(b"short", 0)], ValueError),
     ([("not bytes at all", 0)], TypeError),
     ([b"no id here"], TypeError),
+    ([(b"long enough", 0, 4)], ValueError),  # no 8-byte window at 4
+    ([(b"long enough", 0, -1)], ValueError),
     (None, TypeError),
 ])
 def test_bad_literals_are_refused(literals: object, error: type[Exception]) -> None:

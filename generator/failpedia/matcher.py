@@ -135,21 +135,24 @@ def _write_cache(path: Path, data: bytes) -> None:
         pass
 
 
-def _sampled(
-    pairs: list[tuple[bytes, int]]
-) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None:
-    """A function finding the literals of ``pairs`` by sampling, which stops (None) past
-    ``HyperscanEngine.LITERAL_HITS`` occurrences; None where ``_literalset`` was not
-    built."""
+def _sampled(items: list[tuple[bytes, int] | tuple[bytes, int, int]]) -> Any | None:
+    """A ``_literalset.LiteralSet`` of ``items``; None where ``_literalset`` was not built."""
     try:
         from ._literalset import LiteralSet
     except ImportError:
         return None
-    literals = LiteralSet(pairs)
-    limit = HyperscanEngine.LITERAL_HITS
+    return LiteralSet(items)
+
+
+def _sampled_find(
+    literals: Any
+) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+    """Find ``literals`` in a block, stopping (None) past ``LITERAL_HITS`` occurrences or
+    past its budget of full comparisons."""
+    limit, shift = HyperscanEngine.LITERAL_HITS, HyperscanEngine.SAMPLED_BUDGET_SHIFT
 
     def find(block: bytes | memoryview) -> list[tuple[int, int]] | None:
-        return literals.find(block, limit)
+        return literals.find(block, limit, len(block) >> shift)
 
     return find
 
@@ -157,13 +160,14 @@ def _sampled(
 def _read_sampled(
     path: Path
 ) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None:
-    """The sampled literal pass cached at ``path``; None if there is none or it is
-    unreadable."""
+    """The sampled literal pass cached at ``path`` (the literals, their probes and where
+    their sampled windows start); None if there is none or it is unreadable."""
     try:
-        return _sampled([(literal.encode("utf-8"), index)
-                         for index, literal in json.loads(path.read_bytes())])
+        literals = _sampled([(literal.encode("utf-8"), index, first)
+                             for index, literal, first in json.loads(path.read_bytes())])
     except Exception:  # noqa: BLE001 - missing, unreadable, not a list of literals
         return None
+    return _sampled_find(literals) if literals is not None else None
 
 
 def _cache_dir() -> Path:
@@ -192,6 +196,10 @@ class HyperscanEngine(Engine):
     # The sampled windows lie shortest - 7 bytes apart: shorter literals look at the block
     # so often that Hyperscan's literal matcher is as fast.
     SAMPLED_SHORTEST = 24
+    # Full comparisons the sampled pass may make per byte of a block (1/64) before it
+    # gives the block to the whole patterns: a log that holds, again and again, a window
+    # that many literals share would otherwise make it slower than Hyperscan.
+    SAMPLED_BUDGET_SHIFT = 6
 
     def __init__(self, probes: Sequence[Probe], use_cache: bool = True,
                  identity: str | None = None) -> None:
@@ -252,10 +260,11 @@ class HyperscanEngine(Engine):
             sampled = _sampled(pairs)
             if sampled is not None:
                 if self._use_cache:
-                    _write_cache(_cache_dir() / f"literals-{key}.json", json.dumps(
-                        [[index, literal.decode("utf-8")] for literal, index in pairs]
-                    ).encode("utf-8"))
-                return sampled
+                    _write_cache(_cache_dir() / f"literals-{key}.json", json.dumps([
+                        [index, literal.decode("utf-8"), first]
+                        for (literal, index), first in zip(pairs, sampled.firsts, strict=True)
+                    ]).encode("utf-8"))
+                return _sampled_find(sampled)
         return self._hyperscan_literals(self._database(f"hs-literals-{key}.db", lambda: [
             _literal_form(probe.literals) for probe in probes
         ]))
