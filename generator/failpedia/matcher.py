@@ -24,6 +24,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+# A literal pass: a block's literal hits as ``Engine.find`` gives them, or None where it
+# gave up on the block (too many hits, too many comparisons) for the whole patterns.
+LiteralPass = Callable[[bytes | memoryview], list[tuple[int, int]] | None]
+
 
 class Probe(NamedTuple):
     """What to look for: a canonical pattern (``regex``) or literal texts, any of which."""
@@ -146,7 +150,7 @@ def _sampled(items: list[tuple[bytes, int] | tuple[bytes, int, int]]) -> Any | N
 
 def _sampled_find(
     literals: Any
-) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+) -> LiteralPass:
     """Find ``literals`` in a block, stopping (None) past ``LITERAL_HITS`` occurrences or
     past its budget of full comparisons."""
     limit, shift = HyperscanEngine.LITERAL_HITS, HyperscanEngine.SAMPLED_BUDGET_SHIFT
@@ -159,7 +163,7 @@ def _sampled_find(
 
 def _read_sampled(
     path: Path
-) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None:
+) -> LiteralPass | None:
     """The sampled literal pass cached at ``path`` (the literals, their probes and where
     their sampled windows start); None if there is none or it is unreadable."""
     try:
@@ -176,7 +180,8 @@ def _cache_dir() -> Path:
 
 
 class HyperscanEngine(Engine):
-    """Two Hyperscan block-mode databases, cached on disk once compiled.
+    """A Hyperscan block-mode database of the whole patterns and a literal pass before
+    it, both cached on disk once compiled.
 
     The literal pass looks for each probe's required literals, and is two to three times
     faster than the database of whole patterns for the project's signatures (for
@@ -218,7 +223,7 @@ class HyperscanEngine(Engine):
             for probe in probes
         ])
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
-        self.find_literals: Callable[[bytes | memoryview], list[tuple[int, int]] | None] | None
+        self.find_literals: LiteralPass | None
         self.find_literals = None
         # Every pattern has a required literal in each branch (the validator sees to it);
         # a probe without one would make the literal pass miss its lines.
@@ -250,7 +255,7 @@ class HyperscanEngine(Engine):
 
     def _literal_pass(
         self, key: str, probes: Sequence[Probe]
-    ) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+    ) -> LiteralPass:
         """How the probes' literals are found: by sampling where they are all long (their
         list then cached as JSON, to be found before the probes are built), else by a
         Hyperscan database."""
@@ -271,7 +276,7 @@ class HyperscanEngine(Engine):
 
     def _hyperscan_literals(
         self, database: Any
-    ) -> Callable[[bytes | memoryview], list[tuple[int, int]] | None]:
+    ) -> LiteralPass:
         return lambda block: self._scan(database, block)
 
     def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
