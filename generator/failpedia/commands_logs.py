@@ -52,8 +52,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .explain import explain_text
 
     try:
-        texts = sigindex.load_entry_texts(Path(args.entries) if args.entries else None)
-        index = sigindex.load_index(*_index_paths(args))
+        index_file, entries = _index_paths(args)
+        texts = sigindex.load_entry_texts(entries)
+        index = sigindex.load_index(index_file, entries)
     except sigindex.IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2
