@@ -20,7 +20,8 @@ class BuildWithSignatureIndex(build_py):
         if getattr(self, "editable_mode", False):
             return
         sys.path.insert(0, str(ROOT / "generator"))
-        from failpedia.sigindex import compile_catalog, write_package_data
+        from failpedia.catalog.index_build import write_package_data
+        from failpedia.cli.index_source import compile_catalog
 
         catalog, site_url = compile_catalog(ROOT / "entries")
         write_package_data(catalog, site_url, Path(self.build_lib) / "failpedia" / "data")
@@ -29,13 +30,9 @@ class BuildWithSignatureIndex(build_py):
 # ANSI stripping and newline counting in C (see the file's header). Optional: where it
 # cannot be compiled the package still installs and diagnose does both in Python, slower.
 LOGBYTES = Extension(
-    "failpedia._logbytes", sources=["generator/failpedia/_logbytes.c"], optional=True
+    "failpedia.diagnose._logbytes",
+    sources=["generator/failpedia/diagnose/_logbytes.c"],
+    optional=True,
 )
 
-# Finding thousands of long literals by sampling the block (see the file's header).
-# Optional too: without it the literals are found with Hyperscan alone.
-LITERALSET = Extension(
-    "failpedia._literalset", sources=["generator/failpedia/_literalset.c"], optional=True
-)
-
-setup(cmdclass={"build_py": BuildWithSignatureIndex}, ext_modules=[LOGBYTES, LITERALSET])
+setup(cmdclass={"build_py": BuildWithSignatureIndex}, ext_modules=[LOGBYTES])

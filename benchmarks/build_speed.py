@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from failpedia.fixregion import extract_fix_region
+from failpedia.catalog.regions import extract_fix_region
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_ENTRY = REPO / "entries" / "compile" / "dynamo-recompile-limit" / "entry.yaml"
@@ -67,7 +67,7 @@ KINDS = ("crash", "warning", "hang", "silent-wrong-result")
 ROLES = ("initiating", "downstream")
 DEVICES = ("cpu", "cuda", "multi-gpu")
 RELATIONS = ("causes", "caused-by", "confused-with", "see-also")
-# Characters the portable pattern dialect treats as metacharacters (failpedia.patterns).
+# Characters the portable pattern dialect treats as metacharacters (failpedia.signatures.dialect).
 PATTERN_METACHARACTERS = set(".^$*+?()[]{}|\\/")
 ENTRY_HEADER = "# yaml-language-server: $schema=../../entry.schema.json\n"
 REPRO_STUB = '''\

@@ -40,8 +40,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "generator"))
 
-from failpedia.patterns import DOT, compile_pattern  # noqa: E402
-from failpedia.sigindex import build_index, compile_catalog, dump_json  # noqa: E402
+from failpedia.catalog.index_build import build_index  # noqa: E402
+from failpedia.cli.index_source import compile_catalog  # noqa: E402
+from failpedia.signatures.dialect import DOT, compile_pattern  # noqa: E402
+from failpedia.signatures.index_format import dump_json  # noqa: E402
 
 WORDS = ("tensor", "grad", "rank", "shard", "bucket", "optimizer", "allreduce", "stream",
          "kernel", "dtype", "buffer", "param", "layer", "cache", "graph", "device")

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 import yaml
-from failpedia.scaffold import PLACEHOLDER
-from failpedia.schema import SCHEMA_FILENAMES
-from failpedia.yamlsource import format_field_path
+from failpedia.catalog.json_schema import SCHEMA_FILENAMES
+from failpedia.catalog.model import PLACEHOLDER
+from failpedia.catalog.yaml_source import format_field_path
 from helpers import (
     ENTRIES,
     LIMIT,

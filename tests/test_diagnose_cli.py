@@ -85,27 +85,20 @@ def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> N
     assert edited == [item for item in expected if item[0] != "cuda-oom"]
 
 
-def test_long_literals_are_found_by_sampling_the_blocks(tmp_path: Path) -> None:
-    """An index whose literals are all long is matched by sampling the blocks (its literal
-    list cached, no Hyperscan literal database), and finds what the pure-Python engine
-    finds: on every corpus log, on a block crowded with near-misses, and again when the
-    literals are read back from the cache."""
+def test_literal_pass_and_crowded_blocks_find_what_the_pure_python_engine_finds(
+    tmp_path: Path,
+) -> None:
+    """The literal pass answers quiet blocks; a block crowded with near-misses goes to the
+    whole patterns. Both find what the pure-Python engine finds, on every corpus log and
+    on the crowded block, and again when the databases are read back from the cache."""
     pytest.importorskip("hyperscan")
-    from failpedia.matcher import HyperscanEngine
-
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-m", "failpedia.cli", "index", "--out",
                     str(tmp_path / "data")], capture_output=True, check=True)
-    data = json.loads((tmp_path / "data" / "signatures.json").read_text())
-    data["entries"] = [
-        item for item in data["entries"]
-        if all(len(literal.encode()) >= HyperscanEngine.SAMPLED_SHORTEST
-               for pattern in item["patterns"] for literal in pattern["literals"])
-    ]
+    index = tmp_path / "data" / "signatures.json"
+    data = json.loads(index.read_text())
     [view] = [item for item in data["entries"]
               if item["id"] == "view-size-not-compatible-with-stride"]
-    index = tmp_path / "long.json"
-    index.write_text(json.dumps(data))
     crowded = tmp_path / "crowded.log"
     lines = [f"[rank{number % 8}]: near miss: {view['patterns'][0]['literals'][0]}"
              for number in range(300)]
@@ -115,35 +108,16 @@ def test_long_literals_are_found_by_sampling_the_blocks(tmp_path: Path) -> None:
 
     found_any = False
     for log in [*corpus_logs(), crowded]:
-        sampled = diagnose_json("--index", str(index), str(log), env=env)
+        fast = diagnose_json("--index", str(index), str(log), env=env)
         literal = diagnose_json("--engine", "literal", "--index", str(index), str(log))
-        assert _without_run_details(sampled) == _without_run_details(literal), log.name
+        assert _without_run_details(fast) == _without_run_details(literal), log.name
         cached = diagnose_json("--index", str(index), str(log), env=env)
-        assert _without_run_details(cached) == _without_run_details(sampled), log.name
-        found_any = found_any or bool(sampled["findings"])
+        assert _without_run_details(cached) == _without_run_details(fast), log.name
+        found_any = found_any or bool(fast["findings"])
     assert found_any
     [finding] = diagnose_json("--index", str(index), str(crowded), env=env)["findings"]
     assert [item["line"] for item in finding["locations"]] == [6, 78, 299]
-    # The index's probes sampled; only the error-like probes of a log with no known
-    # failure, which are short, went to a Hyperscan literal database.
-    cache = tmp_path / "cache" / "failpedia"
-    sampled_keys = {path.stem.split("-")[-1] for path in cache.glob("literals-*.json")}
-    hyperscan_keys = {path.stem.split("-")[-1] for path in cache.glob("hs-literals-*.db")}
-    assert sampled_keys and not sampled_keys & hyperscan_keys
-
-    # Where _literalset could not be built, Hyperscan finds the same literals.
-    script = (
-        "import os, sys\n"
-        "sys.modules['failpedia._literalset'] = None  # as if it had not been built\n"
-        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'unbuilt')!r}\n"
-        "from failpedia.cli import main\n"
-        f"sys.exit(main(['diagnose', '--json', '--index', {str(index)!r}, sys.argv[1]]))\n"
-    )
-    unbuilt = json.loads(_python(script, crowded).stdout)
-    expected = diagnose_json("--index", str(index), str(crowded), env=env)
-    assert _without_run_details(unbuilt) == _without_run_details(expected)
-    assert list((tmp_path / "unbuilt" / "failpedia").glob("hs-literals-*.db"))
-    assert not list((tmp_path / "unbuilt" / "failpedia").glob("literals-*.json"))
+    assert list((tmp_path / "cache" / "failpedia").glob("hs-literals-*.db"))
 
 
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:
@@ -254,7 +228,7 @@ def _python(script: str, log: Path) -> subprocess.CompletedProcess[bytes]:
 def _peak_rss_kib(log: Path) -> int:
     script = (
         "import resource, sys\n"
-        "from failpedia.cli import main\n"
+        "from failpedia.cli.main import main\n"
         "code = main(['diagnose', '--json', sys.argv[1]])\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
         "sys.exit(code)\n"
@@ -374,8 +348,8 @@ def test_without_the_compiled_reader_the_results_are_the_same(tmp_path: Path) ->
     _write_edge_log(log)
     script = (
         "import sys\n"
-        "sys.modules['failpedia._logbytes'] = None  # as if it had not been built\n"
-        "from failpedia.cli import main\n"
+        "sys.modules['failpedia.diagnose._logbytes'] = None  # as if it had not been built\n"
+        "from failpedia.cli.main import main\n"
         "sys.exit(main(['diagnose', '--json', sys.argv[1]]))\n"
     )
     done = _python(script, log)
@@ -408,9 +382,9 @@ def test_a_block_crowded_with_near_misses_finds_only_the_matches(tmp_path: Path)
 SMALL_BLOCKS = r"""
 import contextlib, gzip, io, json, sys
 from pathlib import Path
-import failpedia.logblocks as blocks
-import failpedia.logranges as ranges
-from failpedia.cli import main
+import failpedia.diagnose.blocks as blocks
+import failpedia.diagnose.stretches as ranges
+from failpedia.cli.main import main
 # Blocks of a few lines, stretches of three blocks, two hits held per waiting stretch:
 # nearly every line lies near a block or stretch edge.
 blocks.BLOCK_SIZE, blocks.MAX_CARRY = 96, 1 << 16

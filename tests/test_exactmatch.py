@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from failpedia.exactmatch import ExactPattern, split_literal_prefix
-from failpedia.sigindex import load_index
+from failpedia.cli.index_source import load_index
+from failpedia.diagnose.exact import ExactPattern, split_literal_prefix
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

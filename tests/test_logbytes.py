@@ -10,8 +10,8 @@ import pytest
 
 # Not skipped when missing: the test machines have a C compiler, so a missing helper
 # means the build broke.
-from failpedia import _logbytes as logbytes
-from failpedia.logblocks import count_newlines_python, strip_and_count_python
+from failpedia.diagnose import _logbytes as logbytes
+from failpedia.diagnose.blocks import count_newlines_python, strip_and_count_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from failpedia.records import update_record
+from failpedia.verify.records import update_record
 from helpers import REPO_ROOT, copy_fixture, run_cli
 
 ENVIRONMENT_2_12 = {

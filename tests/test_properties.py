@@ -24,12 +24,12 @@ from re import _parser as sre_parse
 
 import pytest
 import yaml
-from failpedia.fields import is_model, model_fields, unwrap_optional
-from failpedia.model import Entry
-from failpedia.patterns import MIN_LITERAL, CompiledPattern, PatternError, compile_pattern
-from failpedia.problems import Problem
-from failpedia.validator import load_catalog
-from failpedia.yamlsource import format_field_path
+from failpedia.catalog.model import Entry
+from failpedia.catalog.model_fields import is_model, model_fields, unwrap_optional
+from failpedia.catalog.problems import Problem
+from failpedia.catalog.validate import load_catalog
+from failpedia.catalog.yaml_source import format_field_path
+from failpedia.signatures.dialect import MIN_LITERAL, CompiledPattern, PatternError, compile_pattern
 from helpers import (
     ENTRIES,
     FIXTURE,

@@ -6,7 +6,7 @@ import contextlib
 from urllib.parse import urlsplit
 
 import pytest
-from failpedia.validator import load_catalog
+from failpedia.catalog.validate import load_catalog
 from sitebuild import REPO
 
 CATALOG, _ = load_catalog(REPO / "entries", REPO)

@@ -11,9 +11,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import yaml
-from failpedia.render import search_terms
-from failpedia.siteconfig import read_site_config
-from failpedia.validator import load_catalog
+from failpedia.catalog.validate import load_catalog
+from failpedia.settings import read_settings
+from failpedia.site.render import search_terms
 from sitebuild import REPO, mkdocs_build
 
 CATALOG, _ = load_catalog(REPO / "entries", REPO)
@@ -56,7 +56,7 @@ def _parse(page: Path) -> _PageLinks:
 
 MKDOCS = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
 SITE_DESCRIPTION = MKDOCS["site_description"]
-SITE_PATH = urlsplit(read_site_config(REPO / "mkdocs.yml").site_url or "/").path
+SITE_PATH = urlsplit(read_settings(REPO).site_url or "/").path
 
 
 def _resolve(site: Path, page: Path, link: str) -> tuple[Path, str]:

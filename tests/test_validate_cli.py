@@ -11,8 +11,8 @@ import re
 import shutil
 
 import pytest
-from failpedia.fields import model_fields
-from failpedia.model import Entry, Signature
+from failpedia.catalog.model import Entry, Signature
+from failpedia.catalog.model_fields import model_fields
 from helpers import (
     JAM,
     LIMIT,

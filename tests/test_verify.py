@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from failpedia import records, runner
-from failpedia.validator import load_catalog
+from failpedia.catalog.validate import load_catalog
+from failpedia.signatures.line_rules import LINE_CAP
+from failpedia.verify import capture, environment, records, results, runner
 from helpers import TESTS_DIR
 
 FIXTURE = TESTS_DIR / "fixtures" / "runner"
@@ -369,14 +370,14 @@ def test_memory_stays_bounded_on_huge_output() -> None:
     item = fixture_entry("prints-100mb")
     tracemalloc.start()
     try:
-        capture = runner.run_mode(item.folder / "repro.py", [], 60, item.patterns)
+        captured = runner.run_mode(item.folder / "repro.py", [], 60, item.patterns)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert capture.result.output_bytes >= 100_000_000
+    assert captured.result.output_bytes >= 100_000_000
     assert peak < 4_000_000, f"peak Python memory {peak:,} bytes while reading 100 MB"
-    assert len(capture.output.head) + len(capture.output.tail) == (
-        runner.HEAD_BYTES + runner.TAIL_BYTES
+    assert len(captured.output.head) + len(captured.output.tail) == (
+        capture.HEAD_BYTES + capture.TAIL_BYTES
     )
 
 
@@ -385,25 +386,25 @@ def test_harness_errors(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE, root)
     item = fixture_entry("proves", root)
     missing_python = runner.verify_entry(
-        item, runner.Capabilities(), python=str(tmp_path / "no-python")
+        item, environment.Capabilities(), python=str(tmp_path / "no-python")
     )
-    assert missing_python.verdict == runner.HARNESS_ERROR and "no-python" in missing_python.reason
+    assert missing_python.verdict == results.HARNESS_ERROR and "no-python" in missing_python.reason
     (item.folder / "repro.py").unlink()
-    missing_script = runner.verify_entry(item, runner.Capabilities())
-    assert missing_script.verdict == runner.HARNESS_ERROR and "repro.py" in missing_script.reason
+    missing_script = runner.verify_entry(item, environment.Capabilities())
+    assert missing_script.verdict == results.HARNESS_ERROR and "repro.py" in missing_script.reason
     assert missing_script.to_dict()["broken"] is None
 
 
 def test_lines_split_on_carriage_returns_and_lose_colour() -> None:
-    output = runner.BoundedOutput()
+    output = capture.BoundedOutput()
     output.add(b"step 1\rstep 2\r\x1b[31mFooError: widget count 3 exceeds")
     output.add(b" limit 2\x1b[0m\r\nnext " + b"y" * 10_000 + b"\n")
     lines = output.lines()
     assert "FooError: widget count 3 exceeds limit 2" in lines
-    assert "step 1" in lines and max(len(line) for line in lines) == runner.MAX_LINE_CHARS
+    assert "step 1" in lines and max(len(line) for line in lines) == LINE_CAP
     pattern = fixture_entry("proves").patterns
-    assert runner.match_lines(lines, pattern) == [
-        runner.MatchedLine("FooError: widget count 3 exceeds limit 2", 0)
+    assert capture.match_lines(lines, pattern) == [
+        results.MatchedLine("FooError: widget count 3 exceeds limit 2", 0)
     ]
 
 
@@ -422,13 +423,13 @@ def test_update_record_is_atomic_and_skips_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     item = fixture_entry("proves")
-    skipped = runner.skipped_result(item, "needs a GPU")
+    skipped = environment.skipped_result(item, "needs a GPU")
     assert records.update_record(tmp_path, skipped, {"key": "k"}) == (None, None)
     assert not list(tmp_path.iterdir())
 
-    result = runner.VerificationResult(
-        entry="proves", verdict=runner.PROVED, reason="r", device="cpu",
-        started_at=runner.now_iso(), timeout=5,
+    result = results.VerificationResult(
+        entry="proves", verdict=results.PROVED, reason="r", device="cpu",
+        started_at=results.now_iso(), timeout=5,
     )
     path, problem = records.update_record(tmp_path, result, {"key": "a"})
     assert problem is None and read_json(path)["results"][0]["environment"] == {"key": "a"}

@@ -1,14 +1,12 @@
 // Match a log against signatures.json, entirely in this worker: the log never leaves the
-// browser. The rules are those of `failpedia diagnose` (generator/failpedia/diagnose.py
-// and logline.py), and the line-reading regexes come from signatures.json itself, so the
-// page and the command line read every line the same way and report the same findings
-// in the same order.
+// browser. The rules are those of `failpedia diagnose` (generator/failpedia/diagnose/),
+// and every line-reading rule and limit comes from signatures.json itself
+// (generator/failpedia/signatures/line_rules.py publishes them), so the page and the
+// command line read every line the same way and report the same findings in the same
+// order.
 "use strict";
 
 var CHUNK_BYTES = 4 << 20;
-var ROOT_CAUSE_LINES = 12;
-var MAX_ERROR_LINES = 5;
-var MAX_LOCATIONS = 50;
 
 var index = null;
 var rules = null;
@@ -26,8 +24,11 @@ function compileIndex(data) {
     prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1])]; }),
     rootMarker: r.root_cause_marker,
     errorLike: r.error_like.map(function (item) { return [item[0], new RegExp(item[1])]; }),
-    rootRank: /^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?/,
-    rootEnd: /^\s*={10,}/,
+    rootRank: new RegExp(r.root_cause_rank),
+    rootEnd: new RegExp(r.root_cause_end),
+    rootLines: r.root_cause_lines,
+    maxErrorLines: r.max_error_lines,
+    maxLocations: r.max_locations,
   };
   var literals = [rules.rootMarker];
   var entries = data.entries.map(function (entry, position) {
@@ -37,9 +38,9 @@ function compileIndex(data) {
     });
     return { data: entry, position: position, patterns: patterns };
   });
-  ["Error", "Exception", "Fatal", "FATAL", "fatal", "Segmentation fault", "core dumped",
-   "Killed", "Aborted", "error", "ERROR", "FAILED", "failed", "Failed", "Traceback"]
-    .forEach(function (word) { literals.push(word); });
+  r.error_like.forEach(function (item) {
+    item[2].forEach(function (word) { literals.push(word); });
+  });
   literals.sort(function (a, b) { return b.length - a.length; });
   index = {
     siteUrl: data.site_url,
@@ -122,7 +123,7 @@ function newState(context) {
 function Reader(state, source, name, rank) {
   this.state = state; this.source = source; this.name = name; this.rank = rank;
   this.lineNo = 0; this.tail = []; this.waiting = []; this.carry = ""; this.bytes = 0;
-  this.after = Math.max(state.context, ROOT_CAUSE_LINES);
+  this.after = Math.max(state.context, rules.rootLines);
 }
 
 Reader.prototype.push = function (text, done) {
@@ -228,7 +229,7 @@ function collectErrorLines(state, source, name, rank, hit) {
     state.errors.push({ score: score, order: [source, hit.lineNo, number], file: name,
                         line: hit.lineNo, rank: segment.rank !== null ? segment.rank : rank,
                         text: segment.text.trim() });
-    if (state.errors.length > MAX_ERROR_LINES * 20) trimErrors(state);
+    if (state.errors.length > rules.maxErrorLines * 20) trimErrors(state);
   });
 }
 
@@ -239,7 +240,7 @@ function compareOrder(a, b) {
 
 function trimErrors(state) {
   state.errors.sort(function (a, b) { return b.score - a.score || compareOrder(b.order, a.order); });
-  state.errors = state.errors.slice(0, MAX_ERROR_LINES);
+  state.errors = state.errors.slice(0, rules.maxErrorLines);
 }
 
 function matchHit(state, source, name, rank, hit) {
@@ -375,7 +376,7 @@ function findingJson(f) {
     id: f.entry.id, title: f.entry.title, url: f.entry.url, category: f.entry.category,
     kind: f.entry.kind, role: f.entry.role, count: f.occurrences.length,
     ranks: sortRanks(ranks), root_cause: f.rootCause, first: first,
-    locations: ordered.slice(0, MAX_LOCATIONS).map(locationJson),
+    locations: ordered.slice(0, rules.maxLocations).map(locationJson),
   };
 }
 

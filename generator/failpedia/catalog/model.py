@@ -1,0 +1,208 @@
+"""The entry model: one typed description of every section an entry may hold.
+
+The validator converts YAML into these classes and the JSON Schema published for editors
+is generated from them (``schema.py``), so the two cannot disagree. Field metadata carries
+what type hints cannot: descriptions, string formats, list bounds, and whether a text is
+shown verbatim (in a code block) rather than as Markdown, where raw HTML is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# What ``failpedia new`` writes into every field left for the author; the validator names
+# each one still there.
+PLACEHOLDER = "TODO"
+# The first line of every entry file, so that editors check it against the JSON Schema.
+SCHEMA_MODELINE = "# yaml-language-server: $schema=../../entry.schema.json"
+
+ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+Kind = Literal["crash", "warning", "hang", "silent-wrong-result"]
+Role = Literal["initiating", "downstream"]
+Relation = Literal["causes", "caused-by", "confused-with", "see-also"]
+Device = Literal["cpu", "cuda", "multi-gpu"]
+VerifiedFrom = Literal["framework-source", "reproducer-output"]
+
+INVERSE_RELATION: dict[str, str] = {
+    "causes": "caused-by",
+    "caused-by": "causes",
+    "confused-with": "confused-with",
+    "see-also": "see-also",
+}
+
+
+def spec(
+    description: str,
+    *,
+    default: Any = dataclasses.MISSING,
+    verbatim: bool = False,
+    pattern: str | None = None,
+    min_items: int = 0,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    max_length: int | None = None,
+) -> Any:
+    """Declare a model field with the constraints the validator and JSON Schema share."""
+    metadata = {
+        "description": description,
+        "verbatim": verbatim,
+        "pattern": pattern,
+        "min_items": min_items,
+        "minimum": minimum,
+        "maximum": maximum,
+        "max_length": max_length,
+    }
+    if default is dataclasses.MISSING:
+        return field(metadata=metadata)
+    if isinstance(default, list):
+        return field(default_factory=list, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(kw_only=True)
+class Signature:
+    """A message exactly as a framework emits it, and the pattern that finds it in logs."""
+
+    text: str = spec(
+        "The message exactly as emitted (several lines allowed), copied from the framework's "
+        "source or a reproducer's captured output.",
+        verbatim=True,
+    )
+    pattern: str = spec(
+        "Regular expression, in the portable dialect, that matches one line of `text` and "
+        "tolerates its variable parts (shapes, names, paths, numbers).",
+        verbatim=True,
+    )
+    verified_from: VerifiedFrom = spec(
+        "Where the wording was checked: the framework's source or a reproducer's output."
+    )
+    verified_at: str = spec(
+        "The file and release it was checked in, e.g. "
+        "`torch/_dynamo/convert_frame.py, torch 2.13.0`."
+    )
+    emitted_by: str = spec("The releases that emit this wording, e.g. `torch >= 2.7`.")
+
+
+@dataclass(kw_only=True)
+class Alias:
+    """A wording people search for that no release emits verbatim."""
+
+    text: str = spec("The wording as people quote it.", verbatim=True)
+    note: str = spec("Why it is not a signature: where it comes from.")
+
+
+@dataclass(kw_only=True)
+class Symptom:
+    observation: str = spec("What you observe.")
+    meaning: str = spec("What it tells you.")
+
+
+@dataclass(kw_only=True)
+class FixStep:
+    text: str = spec("What to do and why.")
+    code: str | None = spec("Code for this step.", default=None, verbatim=True)
+    language: str = spec(
+        "Language of `code` for highlighting.", default="python", pattern=r"^[a-z0-9+-]+$"
+    )
+
+
+@dataclass(kw_only=True)
+class Question:
+    question: str = spec("A question people actually ask about this failure.")
+    answer: str = spec("The answer.")
+
+
+@dataclass(kw_only=True)
+class Related:
+    id: str = spec("The id of the related entry.", pattern=ID_PATTERN)
+    relation: Relation = spec(
+        "How it relates: this entry `causes` it, is `caused-by` it, is `confused-with` it, "
+        "or `see-also`."
+    )
+    note: str | None = spec("One line on how they connect.", default=None)
+
+
+@dataclass(kw_only=True)
+class Reference:
+    title: str = spec("Title of the page.")
+    url: str = spec("Address of a page confirmed to exist.", pattern=r"^https?://\S+$")
+
+
+@dataclass(kw_only=True)
+class Versions:
+    affected: str = spec("Releases and setups where the failure occurs.")
+    fixed_in: str | None = spec(
+        "Release that fixed or changed it upstream, if any.", default=None
+    )
+    note: str | None = spec("Anything else about versions.", default=None)
+
+
+@dataclass(kw_only=True)
+class Reproducer:
+    script: str = spec(
+        "Reproducer file in the entry folder: `python SCRIPT` fails, `python SCRIPT --fixed` "
+        "does not.",
+        default="repro.py",
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$",
+    )
+    device: Device = spec("Hardware it needs: `cpu`, `cuda` or `multi-gpu`.")
+    timeout: int = spec("Seconds each mode may run.", default=120, minimum=1, maximum=3600)
+    requirements: list[str] = spec(
+        "Packages beyond torch it needs, pinned as `name==version`.",
+        default=[],
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$",
+    )
+
+
+@dataclass(kw_only=True)
+class Entry:
+    """One failure: what the message means, why it happens, how to confirm and fix it."""
+
+    id: str = spec("Stable identifier; equals the entry's folder name.", pattern=ID_PATTERN)
+    title: str = spec("Short name of the failure.", max_length=120)
+    category: str = spec("Category id from `entries/categories.yaml`.", pattern=ID_PATTERN)
+    kind: Kind = spec("`crash`, `warning`, `hang` or `silent-wrong-result`.")
+    role: Role = spec(
+        "`initiating` if it starts a failure, `downstream` if it follows from another one."
+    )
+    summary: str = spec("The quick answer: what it means and the usual fix.")
+    signatures: list[Signature] = spec("Every wording real logs contain.", min_items=1)
+    aliases: list[Alias] = spec("Wordings people search for that no release emits.", default=[])
+    affects: list[str] = spec("Components and setups where it occurs.", min_items=1)
+    tags: list[str] = spec("Search keywords.", default=[], pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    mechanism: str = spec(
+        "Where in the framework the check lives and why it fires."
+    )
+    symptoms: list[Symptom] = spec("What you observe and what it means.", default=[])
+    confirm: list[str] = spec(
+        "Checks a reader can run to confirm this is their problem.", min_items=1
+    )
+    fix: list[FixStep] = spec("Steps that fix it, the proved one first.", min_items=1)
+    prevention: list[str] = spec("How to keep it from coming back.", default=[])
+    decision: str | None = spec(
+        "ASCII decision path, shown preformatted.", default=None, verbatim=True
+    )
+    faq: list[Question] = spec("Questions people ask about this error.", default=[])
+    related: list[Related] = spec("Typed links to other entries.", default=[])
+    references: list[Reference] = spec("Upstream docs, source and issues.", default=[])
+    versions: Versions | None = spec("Where it occurs and where it was fixed.", default=None)
+    reproducer: Reproducer = spec("How the runner proves the failure and its fix.")
+
+
+@dataclass(kw_only=True)
+class Category:
+    """A group of entries, listed on its own page."""
+
+    id: str = spec("Category id, used in entry paths and URLs.", pattern=ID_PATTERN)
+    title: str = spec("Name shown on the site.")
+    description: str = spec("One or two sentences on what belongs here.")
+
+
+@dataclass(kw_only=True)
+class CategoryRegistry:
+    """The file `entries/categories.yaml`."""
+
+    categories: list[Category] = spec("Every category, in display order.", min_items=1)

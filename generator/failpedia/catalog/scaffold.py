@@ -1,0 +1,81 @@
+"""``failpedia new``: an entry folder whose only validation failures are the author's to fill."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from failpedia.catalog.model import ID_PATTERN, SCHEMA_MODELINE
+
+ENTRY_TEMPLATE = """\
+{modeline}
+id: {entry_id}
+title: TODO
+category: {category}
+kind: TODO  # crash, warning, hang or silent-wrong-result
+role: TODO  # initiating, or downstream if it follows from another failure
+summary: TODO
+signatures:
+  - text: TODO  # the message exactly as emitted, copied from source or captured output
+    pattern: TODO  # portable regex matching one line of text; see CONTRIBUTING.md
+    verified_from: TODO  # framework-source or reproducer-output
+    verified_at: TODO  # file and release, e.g. torch/nn/modules/module.py, torch 2.13.0
+    emitted_by: TODO  # releases that print this wording, e.g. torch >= 2.7
+affects:
+  - TODO
+mechanism: TODO
+confirm:
+  - TODO
+fix:
+  - text: TODO
+reproducer:
+  device: TODO  # cpu, cuda or multi-gpu
+"""
+
+REPRO_TEMPLATE = '''\
+"""Reproducer for {entry_id}.
+
+`python repro.py` must print the failure's signature; `python repro.py --fixed` must not,
+and must exit 0. The code between the fix markers is what `--fixed` runs.
+"""
+
+import sys
+
+FIXED = "--fixed" in sys.argv[1:]
+
+# --- fix: start
+# TODO: the code that fixes the failure; the entry's page shows this region
+# --- fix: end
+
+raise SystemExit("TODO: write the reproducer")
+'''
+
+
+
+def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -> Path:
+    """Create ``entries/<category>/<id>/`` with a skeleton entry and reproducer."""
+    parts = target.strip("/").split("/")
+    if len(parts) != 2:
+        raise ValueError(f"expected <category>/<id>, got {target!r}")
+    category, entry_id = parts
+    for label, value in (("category", category), ("id", entry_id)):
+        if not re.fullmatch(ID_PATTERN, value):
+            raise ValueError(
+                f"{label} {value!r} must be lowercase words joined by hyphens, e.g. oom-on-backward"
+            )
+    if category not in known_categories:
+        known = ", ".join(sorted(known_categories)) or "none"
+        raise ValueError(
+            f"unknown category {category!r} (known: {known}); add it to "
+            "entries/categories.yaml first"
+        )
+    folder = entries_dir / category / entry_id
+    if folder.exists():
+        raise ValueError(f"{folder} already exists")
+    folder.mkdir(parents=True)
+    (folder / "entry.yaml").write_text(
+        ENTRY_TEMPLATE.format(entry_id=entry_id, category=category, modeline=SCHEMA_MODELINE),
+        encoding="utf-8",
+    )
+    (folder / "repro.py").write_text(REPRO_TEMPLATE.format(entry_id=entry_id), encoding="utf-8")
+    return folder

@@ -1,0 +1,242 @@
+"""Turn entry files into a checked Catalog, collecting every problem in one pass.
+
+Each file is converted against the model (``convert``), then checked where it lives and
+against the catalog as a whole: ids against folders, categories against the registry,
+related links, signature patterns against the portable dialect, their own text and the
+matching engine, and signatures claimed by two entries. ``failpedia validate``,
+``mkdocs build`` and every other command run these same checks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+from pathlib import Path
+
+from failpedia.catalog.catalog import Catalog, CatalogEntry
+from failpedia.catalog.convert import convert_document
+from failpedia.catalog.entry_files import (
+    CATEGORIES_FILENAME,
+    SourceFile,
+    find_entry_files,
+    find_misplaced_entry_files,
+    read_yaml_file,
+)
+from failpedia.catalog.model import (
+    INVERSE_RELATION,
+    SCHEMA_MODELINE,
+    Category,
+    CategoryRegistry,
+    Entry,
+)
+from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.regions import FixRegionError, extract_fix_region
+from failpedia.catalog.yaml_source import FieldPath, format_field_path
+from failpedia.signatures.dialect import PatternError, compile_pattern
+from failpedia.signatures.hyperscan_form import engine_refusals
+
+
+def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList) -> list[Category]:
+    path = entries_dir / CATEGORIES_FILENAME
+    if not path.is_file():
+        problems.add(display_path(path, root), 0, "", "category registry is missing")
+        return []
+    source = read_yaml_file(path, root, problems)
+    if source is None:
+        return []
+    registry = convert_document(source, CategoryRegistry, problems)
+    if registry is None:
+        return []
+    seen: set[str] = set()
+    for index, category in enumerate(registry.categories):
+        if category.id in seen:
+            line = source.document.line_of(("categories", index, "id"))
+            problems.add(
+                source.display, line, f"categories[{index}].id", f"duplicate id {category.id!r}"
+            )
+        seen.add(category.id)
+    return registry.categories
+
+
+def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
+    """Load and check every entry; the catalog holds only entries without problems."""
+    # Thousands of parsed documents stay alive until the catalog is built; the cyclic
+    # garbage collector would otherwise rescan them again and again while they pile up.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_catalog(entries_dir.resolve(), root.resolve() if root else None)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, ProblemList]:
+    problems = ProblemList()
+    if not entries_dir.is_dir():
+        problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
+        return Catalog([], []), problems
+    categories = load_categories(entries_dir, root, problems)
+    category_ids = {category.id for category in categories}
+    for path in find_misplaced_entry_files(entries_dir):
+        problems.add(
+            display_path(path, root), 0, "",
+            "entry files belong at entries/<category>/<id>/entry.yaml",
+        )
+
+    loaded: list[tuple[CatalogEntry, SourceFile]] = []
+    known_ids: dict[str, str] = {}
+    for path in find_entry_files(entries_dir):
+        source = read_yaml_file(path, root, problems)
+        folder_id = path.parent.name
+        duplicate_of = known_ids.get(folder_id)
+        if duplicate_of is not None:
+            line = source.document.line_of(("id",)) if source else 0
+            problems.add(
+                display_path(path, root), line, "id",
+                f"duplicate id {folder_id!r}: also used by {duplicate_of}",
+            )
+        else:
+            known_ids[folder_id] = display_path(path, root)
+        if source is None:
+            continue
+        entry = convert_document(source, Entry, problems)
+        if entry is None:
+            continue
+        item = CatalogEntry(entry, path, source.display)
+        if _check_entry(item, source, category_ids, problems) and duplicate_of is None:
+            loaded.append((item, source))
+
+    _check_links(loaded, known_ids, problems)
+    _check_shared_signatures(loaded, problems)
+    _check_engine(loaded, problems)
+    failed = {problem.path for problem in problems}
+    catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
+    return catalog, problems
+
+
+def _check_entry(
+    item: CatalogEntry, source: SourceFile, category_ids: set[str], problems: ProblemList
+) -> bool:
+    """Checks that need the file's location or compile its patterns; True if all pass."""
+    before = len(problems)
+    entry = item.entry
+    line = source.document.line_of
+
+    def problem(path: FieldPath, message: str) -> None:
+        problems.add(source.display, line(path), format_field_path(path), message)
+
+    if not source.text.startswith(SCHEMA_MODELINE):
+        problems.add(
+            source.display, 1, "",
+            f"the first line must be `{SCHEMA_MODELINE}`, so that editors check the file",
+        )
+    if entry.id != item.folder.name:
+        problem(("id",), f"{entry.id!r} must equal the folder name {item.folder.name!r}")
+    if entry.category != item.folder.parent.name:
+        problem(
+            ("category",),
+            f"{entry.category!r} must equal the category folder {item.folder.parent.name!r}",
+        )
+    if category_ids and entry.category not in category_ids:
+        known = ", ".join(sorted(category_ids))
+        problem(("category",), f"unknown category {entry.category!r}; known: {known}")
+    script_path = item.folder / entry.reproducer.script
+    if not script_path.is_file():
+        script = entry.reproducer.script
+        problem(("reproducer", "script"), f"{script} not found in the entry folder")
+    else:
+        try:
+            item.fix_code = extract_fix_region(script_path.read_text(encoding="utf-8"))
+        except (FixRegionError, OSError, UnicodeDecodeError) as error:
+            problem(("reproducer", "script"), f"{entry.reproducer.script}: {error}")
+        first_code = entry.fix[0].code if entry.fix else None
+        if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
+            problem(
+                ("fix", 0, "code"),
+                f"differs from the fix region of {entry.reproducer.script}; the page shows "
+                "the region (the code that was proved), so make them equal or leave it out",
+            )
+    for index, signature in enumerate(entry.signatures):
+        path: FieldPath = ("signatures", index, "pattern")
+        try:
+            compiled = compile_pattern(signature.pattern)
+        except PatternError as error:
+            problem(path, str(error))
+            continue
+        if not any(compiled.search(text_line) for text_line in signature.text.splitlines()):
+            problem(path, "does not match any line of its own signature text")
+        item.patterns.append(compiled)
+    for index, related in enumerate(entry.related):
+        if related.id == entry.id:
+            problem(("related", index, "id"), "an entry cannot be related to itself")
+    return len(problems) == before
+
+
+def _check_links(
+    loaded: list[tuple[CatalogEntry, SourceFile]], known_ids: dict[str, str], problems: ProblemList
+) -> None:
+    stated: dict[tuple[str, str], str] = {}
+    for item, _ in loaded:
+        for related in item.entry.related:
+            stated[(item.entry.id, related.id)] = related.relation
+    for item, source in loaded:
+        for index, related in enumerate(item.entry.related):
+            path: FieldPath = ("related", index, "id")
+            where = (source.display, source.document.line_of(path), format_field_path(path))
+            if related.id not in known_ids:
+                hint = difflib.get_close_matches(related.id, list(known_ids), n=1)
+                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                problems.add(*where, f"no entry with id {related.id!r}{suggestion}")
+                continue
+            back = stated.get((related.id, item.entry.id))
+            if back is None:
+                continue
+            if INVERSE_RELATION[related.relation] != back:
+                problems.add(
+                    *where,
+                    f"says {related.relation!r} but {related.id} says {back!r} back; "
+                    f"expected {INVERSE_RELATION[related.relation]!r}",
+                )
+
+
+def _check_shared_signatures(
+    loaded: list[tuple[CatalogEntry, SourceFile]], problems: ProblemList
+) -> None:
+    """A signature belongs to one entry: the same text or pattern twice is ambiguous."""
+    owners: dict[tuple[str, str], str] = {}
+    for item, source in loaded:
+        for index, signature in enumerate(item.entry.signatures):
+            keys = [("text", signature.text.strip())]
+            if index < len(item.patterns):
+                keys.append(("pattern", item.patterns[index].canonical))
+            for field_name, key in keys:
+                owner = owners.setdefault((field_name, key), item.entry.id)
+                if owner != item.entry.id:
+                    path: FieldPath = ("signatures", index, field_name)
+                    problems.add(
+                        source.display,
+                        source.document.line_of(path),
+                        format_field_path(path),
+                        f"the same signature {field_name} is already in entry {owner!r}",
+                    )
+
+
+def _check_engine(loaded: list[tuple[CatalogEntry, SourceFile]], problems: ProblemList) -> None:
+    """Patterns that pass the dialect but that Hyperscan, the linear-time engine behind
+    ``failpedia diagnose``, would refuse (too large a repeat, for one)."""
+    located = [
+        (item, source, number)
+        for item, source in loaded
+        for number in range(len(item.patterns))
+    ]
+    refused = engine_refusals([item.patterns[number].canonical for item, _, number in located])
+    for position, reason in sorted((refused or {}).items()):
+        item, source, number = located[position]
+        path: FieldPath = ("signatures", number, "pattern")
+        problems.add(
+            source.display,
+            source.document.line_of(path),
+            format_field_path(path),
+            f"the matching engine refuses this pattern: {reason}",
+        )

@@ -1,0 +1,106 @@
+"""The commands that read or write the catalog: validate, new, render, requirements,
+schema, index."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from failpedia.catalog.catalog import Catalog
+from failpedia.catalog.index_build import write_package_data
+from failpedia.catalog.json_schema import SCHEMA_FILENAMES, schema_text, write_schemas
+from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.scaffold import scaffold_entry
+from failpedia.catalog.validate import load_catalog, load_categories
+from failpedia.cli.project import checked_catalog, project_settings, report_problems
+from failpedia.site.proof import load_proofs
+from failpedia.site.render import SiteSettings, render_site, write_pages
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    catalog = checked_catalog(project_settings(args))
+    if not isinstance(catalog, Catalog):
+        return catalog
+    categories = len({item.entry.category for item in catalog.entries})
+    print(f"{len(catalog.entries)} entries in {categories} categories: no problems.")
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    settings = project_settings(args)
+    problems = ProblemList()
+    categories = {
+        category.id
+        for category in load_categories(settings.entries_dir, settings.root, problems)
+    }
+    if problems:
+        return report_problems(problems)
+    try:
+        folder = scaffold_entry(settings.entries_dir, args.target, categories)
+    except ValueError as error:
+        print(f"failpedia new: {error}", file=sys.stderr)
+        return 2
+    print(f"created {folder.relative_to(settings.root)}/entry.yaml and repro.py")
+    print("fill in every TODO; `failpedia validate` names each one left")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    settings = project_settings(args)
+    catalog, problems = load_catalog(settings.entries_dir, settings.root)
+    proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
+    problems.extend(record_problems)
+    if problems:
+        return report_problems(problems)
+    pages = render_site(catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs)
+    out = Path(args.out)
+    write_pages(pages, out)
+    print(f"wrote {len(pages)} pages to {out}")
+    return 0
+
+
+def cmd_requirements(args: argparse.Namespace) -> int:
+    """Print the pinned packages the selected reproducers declare, for `pip install`."""
+    catalog = checked_catalog(project_settings(args))
+    if not isinstance(catalog, Catalog):
+        return catalog
+    pins = sorted(
+        {
+            requirement
+            for item in catalog.entries
+            if args.device in ("all", item.entry.reproducer.device)
+            for requirement in item.entry.reproducer.requirements
+        }
+    )
+    for pin in pins:
+        print(pin)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    settings = project_settings(args)
+    entries_dir = settings.entries_dir
+    if args.check:
+        stale = [
+            name
+            for name, model in SCHEMA_FILENAMES.items()
+            if not (entries_dir / name).is_file()
+            or (entries_dir / name).read_text(encoding="utf-8") != schema_text(model)
+        ]
+        for name in stale:
+            print(f"{entries_dir / name} is out of date; run `failpedia schema`", file=sys.stderr)
+        return 1 if stale else 0
+    for path in write_schemas(entries_dir):
+        print(f"wrote {path.relative_to(settings.root)}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    settings = project_settings(args)
+    catalog = checked_catalog(settings)
+    if not isinstance(catalog, Catalog):
+        return catalog
+    for path in write_package_data(catalog, settings.site_url, Path(args.out)):
+        print(f"wrote {path}")
+    return 0

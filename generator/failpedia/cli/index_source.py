@@ -1,0 +1,103 @@
+"""Where ``diagnose`` and ``explain`` get the signature index and the entry texts: a file
+given, the package's data (wheel installs), or the catalog of a checkout compiled now."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from failpedia.signatures.index_format import (
+    ENTRIES_FILE,
+    INDEX_FILE,
+    IndexFile,
+    IndexUnavailable,
+    SignatureIndex,
+    parse_index,
+)
+
+if TYPE_CHECKING:  # the catalog (YAML, models) is only loaded to compile an index
+    from failpedia.catalog.catalog import Catalog
+
+PACKAGE_DATA = "data"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def packaged_file(name: str) -> Path | None:
+    """A data file installed with the package (wheel installs), or None."""
+    # Not through importlib.resources: the wheel installs it as plain files, and
+    # importlib.resources costs diagnose's start-up 10 ms of imports.
+    candidate = PACKAGE_DIR / PACKAGE_DATA / name
+    return candidate if candidate.is_file() else None
+
+
+def source_tree_root() -> Path | None:
+    """The repository this package runs from (editable installs), or None."""
+    root = PACKAGE_DIR.parents[1]
+    return root if (root / "entries" / "categories.yaml").is_file() else None
+
+
+def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
+    """Load and check the catalog in ``entries_dir`` (and the site URL of its project);
+    refuse it with every problem listed."""
+    from failpedia.catalog.validate import load_catalog
+    from failpedia.settings import read_settings
+
+    root = entries_dir.resolve().parent
+    catalog, problems = load_catalog(entries_dir, root)
+    if problems:
+        raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
+    return catalog, read_settings(root).site_url
+
+
+def _checkout_entries() -> Path:
+    root = source_tree_root()
+    if root is None:
+        raise IndexUnavailable(
+            "no signature index: this installation ships none; pass --entries DIR or "
+            "--index signatures.json"
+        )
+    return root / "entries"
+
+
+def open_index(
+    index_file: Path | None = None, entries_dir: Path | None = None
+) -> IndexFile | SignatureIndex:
+    """The index file to read (given, or shipped with the package), or else the index
+    compiled from an entries folder or the checkout's."""
+    if index_file is None and entries_dir is None:
+        index_file = packaged_file(INDEX_FILE)
+    if index_file is not None:
+        try:
+            return IndexFile(str(index_file), index_file.read_bytes())
+        except OSError as error:
+            raise IndexUnavailable(
+                f"{index_file}: cannot read the signature index: {error.strerror or error}"
+            ) from None
+    from failpedia.catalog.index_build import build_index
+
+    entries_dir = entries_dir or _checkout_entries()
+    catalog, site_url = compile_catalog(entries_dir)
+    return parse_index(build_index(catalog, site_url), str(entries_dir))
+
+
+def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:
+    """The index from a file, from an entries folder, from the package, or from the checkout."""
+    index = open_index(index_file, entries_dir)
+    return index.load() if isinstance(index, IndexFile) else index
+
+
+def load_entry_texts(entries_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every entry's fields by id: packaged with the wheel, or read from the checkout."""
+    if entries_dir is None:
+        packaged = packaged_file(ENTRIES_FILE)
+        if packaged is not None:
+            texts: dict[str, dict[str, Any]] = json.loads(packaged.read_text(encoding="utf-8"))[
+                "entries"
+            ]
+            return texts
+    from failpedia.catalog.index_build import build_entry_texts
+
+    catalog, _ = compile_catalog(entries_dir or _checkout_entries())
+    entries: dict[str, dict[str, Any]] = build_entry_texts(catalog)["entries"]
+    return entries

@@ -1,0 +1,70 @@
+"""The commands that read logs and the signature index: diagnose, explain.
+
+They import only what reading a log needs (no YAML, no templates, no runner), because
+``failpedia diagnose`` is timed against grep and its start-up counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from failpedia.cli import index_source
+from failpedia.signatures.index_format import IndexUnavailable
+
+
+def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """The ``--index`` file and ``--entries`` folder, where given."""
+    return (Path(args.index) if args.index else None,
+            Path(args.entries) if args.entries else None)
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from failpedia.diagnose.diagnosis import diagnose
+    from failpedia.diagnose.output import diagnosis_json, diagnosis_text
+    from failpedia.diagnose.sources import collect_inputs
+
+    if not args.paths and sys.stdin.isatty():
+        print("failpedia diagnose: give log files or folders, or pipe a log into '-'",
+              file=sys.stderr)
+        return 2
+    inputs, problems = collect_inputs(args.paths)
+    try:
+        # Parsed inside diagnose: while it is, the first log may already be scanned.
+        index = index_source.open_index(*_index_paths(args))
+        result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
+    except IndexUnavailable as error:
+        print(f"failpedia diagnose: {error}", file=sys.stderr)
+        return 2
+    result.problems[:0] = problems
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for problem in result.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(diagnosis_json(result) if args.json else diagnosis_text(result))
+    if result.problems:
+        return 2
+    return 0 if result.findings else 1
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from failpedia.cli.explain_text import explain_text
+
+    try:
+        index_file, entries = _index_paths(args)
+        texts = index_source.load_entry_texts(entries)
+        index = index_source.load_index(index_file, entries)
+    except IndexUnavailable as error:
+        print(f"failpedia explain: {error}", file=sys.stderr)
+        return 2
+    entry = texts.get(args.id)
+    if entry is None:
+        close = difflib.get_close_matches(args.id, list(texts), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        print(f"failpedia explain: no entry {args.id!r}{hint}", file=sys.stderr)
+        return 2
+    indexed = next(item for item in index.entries if item.id == args.id)
+    print(explain_text(entry, index.url(indexed)), end="")
+    return 0

@@ -1,0 +1,226 @@
+"""The ``failpedia`` command: validate, scaffold, render, publish the schema, verify,
+build the signature index, diagnose logs, explain an entry.
+
+Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
+
+``failpedia diagnose``: 0 when at least one known failure was found; 1 when none was;
+2 when an input could not be read (findings from the other inputs are still printed),
+or no signature index is available; 130 interrupted.
+
+``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
+skipped for a missing device or requirement; 1 when any was not reproduced, failed its
+fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
+(unknown id, bad git ref); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+VERIFY_EPILOG = """\
+Runs each selected entry's reproducer twice, in a fresh subprocess with a clean
+environment and the entry's time limit: `python repro.py` must print a line matching one
+of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
+Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
+Records go to verification/<id>.json (newest result per environment) unless --no-record.
+
+exit codes:
+  0  every selected entry proved, or skipped for a missing device or requirement
+     (with --require-packages, a missing requirement is a failure)
+  1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
+  2  bad usage: unknown entry id, bad git ref
+  130 interrupted
+"""
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return value
+
+
+def _index_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--index", metavar="FILE", help="a signatures.json to use")
+    command.add_argument(
+        "--entries", metavar="DIR",
+        help="compile the index from this entries folder (default: the installed index, "
+        "or the checkout's entries/)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="failpedia", description="Failpedia: ML training failures, proved by reproducers."
+    )
+    parser.add_argument(
+        "--root", default=".", help="project folder holding entries/ and mkdocs.yml (default: .)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("validate", help="check every entry; report all problems").set_defaults(
+        handler=_validate
+    )
+    new = commands.add_parser("new", help="scaffold entries/<category>/<id>/")
+    new.add_argument("target", metavar="CATEGORY/ID")
+    new.set_defaults(handler=_new)
+    render = commands.add_parser("render", help="write the site's Markdown pages to a folder")
+    render.add_argument("--out", required=True, metavar="DIR")
+    render.set_defaults(handler=_render)
+    requirements = commands.add_parser(
+        "requirements", help="list the packages reproducers declare, one pin per line"
+    )
+    requirements.add_argument(
+        "--device", choices=("cpu", "cuda", "multi-gpu", "all"), default="all",
+        help="only entries for this device (default: all)",
+    )
+    requirements.set_defaults(handler=_requirements)
+    schema = commands.add_parser("schema", help="write the JSON Schemas for entry files")
+    schema.add_argument("--check", action="store_true", help="fail if the files are stale")
+    schema.set_defaults(handler=_schema)
+    verify = commands.add_parser(
+        "verify",
+        help="run reproducers both ways and record where they proved the failure",
+        epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("ids", nargs="*", metavar="ID", help="entries to verify (default: all)")
+    verify.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="cpu: CPU entries only; cuda: GPU entries only; auto: whatever this machine can "
+        "run (default)",
+    )
+    verify.add_argument(
+        "--jobs", type=_jobs, default=1, metavar="N", help="entries run in parallel (default: 1)"
+    )
+    verify.add_argument(
+        "--since",
+        metavar="GIT_REF",
+        help="only entries whose folder changed since GIT_REF or in the working tree",
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON document")
+    verify.add_argument(
+        "--require-packages",
+        action="store_true",
+        help="fail when a reproducer is skipped for a missing package (for CI)",
+    )
+    verify.add_argument(
+        "--no-record",
+        dest="record",
+        action="store_false",
+        help="do not write verification/<id>.json",
+    )
+    verify.set_defaults(handler=_verify)
+    index = commands.add_parser(
+        "index", help="write signatures.json and entries.json (what the wheel ships)"
+    )
+    index.add_argument("--out", required=True, metavar="DIR")
+    index.set_defaults(handler=_index)
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="find known failures in logs, the initiating one first",
+        description="Read plain or gzip logs, folders of per-rank logs (torchrun --log-dir) "
+        "or standard input ('-'), and report the catalog's failures found in them.",
+        epilog="Exit codes: 0 a known failure was found; 1 none was; 2 an input could not "
+        "be read or no signature index is available; 130 interrupted.",
+    )
+    diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
+    diagnose.add_argument("--json", action="store_true", help="print one JSON document")
+    diagnose.add_argument(
+        "--context", type=_context, default=3, metavar="N",
+        help="lines shown before and after each first match (default: 3)",
+    )
+    diagnose.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
+    _index_options(diagnose)
+    diagnose.set_defaults(handler=_diagnose)
+    explain = commands.add_parser("explain", help="print an entry in the terminal")
+    explain.add_argument("id", metavar="ID")
+    _index_options(explain)
+    explain.set_defaults(handler=_explain)
+    return parser
+
+
+def _context(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 50:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 50, not {text!r}")
+    return value
+
+
+# Each command imports its module only when it runs: a command group imports what its
+# commands need, and `diagnose` (timed against grep) should not pay for YAML, templates
+# or the runner.
+def _validate(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_validate
+
+    return cmd_validate(args)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_new
+
+    return cmd_new(args)
+
+
+def _render(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_render
+
+    return cmd_render(args)
+
+
+def _requirements(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_requirements
+
+    return cmd_requirements(args)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_schema
+
+    return cmd_schema(args)
+
+
+def _index(args: argparse.Namespace) -> int:
+    from failpedia.cli.catalog_commands import cmd_index
+
+    return cmd_index(args)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from failpedia.cli.verify_command import cmd_verify
+
+    return cmd_verify(args)
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from failpedia.cli.logs_commands import cmd_diagnose
+
+    return cmd_diagnose(args)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from failpedia.cli.logs_commands import cmd_explain
+
+    return cmd_explain(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader (head, less) went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+

@@ -1,0 +1,34 @@
+"""What every catalog command starts with: the project's settings, and its catalog
+checked, or every problem printed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from failpedia.catalog.catalog import Catalog
+from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.validate import load_catalog
+from failpedia.settings import ProjectSettings, read_settings
+
+
+def project_settings(args: argparse.Namespace) -> ProjectSettings:
+    """The settings of the project that ``--root`` names."""
+    return read_settings(Path(args.root).resolve())
+
+
+def report_problems(problems: ProblemList) -> int:
+    """Print every problem and their count to stderr; the exit code for problems."""
+    print(problems.report(), file=sys.stderr)
+    count = len(problems)
+    print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
+    return 1
+
+
+def checked_catalog(settings: ProjectSettings) -> Catalog | int:
+    """The project's catalog, or (every problem printed) the exit code for problems."""
+    catalog, problems = load_catalog(settings.entries_dir, settings.root)
+    if problems:
+        return report_problems(problems)
+    return catalog

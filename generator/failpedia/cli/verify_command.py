@@ -1,0 +1,235 @@
+"""``failpedia verify``: run the reproducers both ways, show progress, write records."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from failpedia.catalog.catalog import Catalog, CatalogEntry
+from failpedia.cli.project import checked_catalog, project_settings
+from failpedia.verify import environment as machine
+from failpedia.verify import fingerprint, records, runner
+from failpedia.verify.results import SKIPPED, VERDICTS, ModeResult, VerificationResult
+
+
+def _changed_entries(root: Path, ref: str, entries: list[CatalogEntry]) -> list[CatalogEntry]:
+    """Entries whose folder holds a file changed since ``ref`` or in the working tree.
+
+    Raises ValueError (bad usage) when git cannot answer.
+    """
+
+    def git(*args: str, cwd: Path) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, text=True, check=False
+            )
+        except OSError as error:
+            raise ValueError(f"cannot run git: {error}") from None
+        if done.returncode != 0:
+            message = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+            raise ValueError(f"git {' '.join(args)}: {message}")
+        return done.stdout
+
+    top = Path(git("rev-parse", "--show-toplevel", cwd=root).strip()).resolve()
+    git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=top)
+    names = git("diff", "--name-only", "-z", ref, "--", cwd=top).split("\0")
+    names += git("ls-files", "--others", "--exclude-standard", "-z", cwd=top).split("\0")
+    changed = [top / name for name in names if name]
+    return [
+        item
+        for item in entries
+        if any(path.is_relative_to(item.folder.resolve()) for path in changed)
+    ]
+
+
+def _device_filter(item: CatalogEntry, device: str) -> str | None:
+    """Why ``--device`` leaves this entry out, or None when it runs."""
+    needs_gpu = item.entry.reproducer.device in machine.GPU_DEVICES
+    if device == "cpu" and needs_gpu:
+        return f"needs a GPU (device: {item.entry.reproducer.device}); not run with --device cpu"
+    if device == "cuda" and not needs_gpu:
+        return "CPU entry; not run with --device cuda"
+    return None
+
+
+def verify_exit_code(
+    results: list[VerificationResult], require_packages: bool = False
+) -> int:
+    """0 when every result passed (proved or skipped), else 1.
+
+    A stale entry (broken mode no longer reproduces on a newer release than the one it
+    was proved on) shows up here as not-reproduced, so it fails the run too. With
+    ``require_packages`` (CI, which installs every declared package) a skip for a missing
+    or mismatched requirement fails as well; a skip for a missing GPU never does.
+    """
+    if require_packages and any(
+        result.verdict == SKIPPED and result.reason.startswith("requires ")
+        for result in results
+    ):
+        return 1
+    return 0 if all(result.passed for result in results) else 1
+
+
+def _seconds(mode: ModeResult | None) -> str:
+    return "-" if mode is None else f"{mode.seconds:.1f}"
+
+
+def _counts(results: list[VerificationResult]) -> dict[str, int]:
+    return {
+        verdict: sum(result.verdict == verdict for result in results)
+        for verdict in VERDICTS
+    }
+
+
+def _summary_table(results: list[VerificationResult]) -> str:
+    rows = [("entry", "verdict", "broken s", "fixed s", "reason")]
+    rows += [
+        (r.entry, r.verdict, _seconds(r.broken), _seconds(r.fixed), r.reason) for r in results
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = []
+    for row in rows:
+        cells = [
+            row[0].ljust(widths[0]),
+            row[1].ljust(widths[1]),
+            row[2].rjust(widths[2]),
+            row[3].rjust(widths[3]),
+            row[4],
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    settings = project_settings(args)
+    root = settings.root
+    catalog = checked_catalog(settings)
+    if not isinstance(catalog, Catalog):
+        return catalog
+    if args.ids and args.since:
+        print("failpedia verify: give entry ids or --since, not both", file=sys.stderr)
+        return 2
+    if args.ids:
+        unknown = [entry_id for entry_id in args.ids if entry_id not in catalog.by_id]
+        for entry_id in unknown:
+            hint = difflib.get_close_matches(entry_id, list(catalog.by_id), n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            print(f"failpedia verify: unknown entry id {entry_id!r}{suggestion}", file=sys.stderr)
+        if unknown:
+            return 2
+        selected = [item for item in catalog.entries if item.entry.id in set(args.ids)]
+    elif args.since:
+        try:
+            selected = _changed_entries(root, args.since, catalog.entries)
+        except ValueError as error:
+            print(f"failpedia verify: --since {args.since}: {error}", file=sys.stderr)
+            return 2
+    else:
+        selected = list(catalog.entries)
+
+    packages = {
+        name
+        for item in selected
+        for name in machine.requirement_names(item.entry.reproducer.requirements)
+    }
+    environment = fingerprint.gather(packages)
+    capabilities = machine.Capabilities.from_fingerprint(environment)
+    record_dir = settings.records_dir
+    total = len(selected)
+    lock = threading.Lock()
+    cancel = threading.Event()
+
+    running: dict[str, float] = {}  # entry id -> start time, for the live line
+    live = sys.stderr.isatty()
+    finished = threading.Event()
+
+    def progress(number: int, text: str) -> None:
+        with lock:
+            if live:
+                sys.stderr.write("\r\033[K")  # clear the live line first
+            print(f"[{number:>{len(str(total))}}/{total}] {text}", file=sys.stderr, flush=True)
+
+    def live_line() -> None:
+        """On a terminal, one line that counts up the elapsed time of what is running."""
+        width = shutil.get_terminal_size().columns - 1
+        while not finished.wait(1.0):
+            now = time.monotonic()
+            with lock:
+                if running:
+                    parts = [f"{name} {now - start:.0f} s" for name, start in running.items()]
+                    text = "running: " + ", ".join(parts)
+                    sys.stderr.write("\r\033[K" + text[:width])
+                    sys.stderr.flush()
+
+    def verify_one(number: int, item: CatalogEntry) -> VerificationResult:
+        entry_id = item.entry.id
+        started = time.monotonic()
+        reason = _device_filter(item, args.device) or machine.skip_reason(item, capabilities)
+        if reason is not None:
+            result = machine.skipped_result(item, reason)
+        else:
+            progress(number, f"start   {entry_id}")
+            with lock:
+                running[entry_id] = started
+            try:
+                result = runner.verify_entry(item, capabilities, cancel=cancel)
+            finally:
+                with lock:
+                    running.pop(entry_id, None)
+        if cancel.is_set():
+            return result
+        elapsed = time.monotonic() - started
+        progress(number, f"{result.verdict:<14} {entry_id} ({elapsed:.1f} s)")
+        if args.record and result.verdict != SKIPPED:
+            try:
+                _, problem = records.update_record(record_dir, result, environment)
+            except OSError as error:
+                problem = f"cannot write the record of {entry_id}: {error}"
+            if problem:
+                with lock:
+                    print(f"warning: {problem}", file=sys.stderr, flush=True)
+        return result
+
+    if not selected:
+        print("failpedia verify: no entries selected", file=sys.stderr)
+    executor = ThreadPoolExecutor(max_workers=args.jobs, thread_name_prefix="failpedia-verify")
+    if live:
+        threading.Thread(target=live_line, daemon=True).start()
+    try:
+        futures = [
+            executor.submit(verify_one, number, item) for number, item in enumerate(selected, 1)
+        ]
+        results = [future.result() for future in futures]
+    except KeyboardInterrupt:
+        cancel.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        finished.set()
+        print("failpedia verify: interrupted; reproducers stopped", file=sys.stderr)
+        return 130
+    executor.shutdown(wait=True)
+    finished.set()
+    if live:
+        sys.stderr.write("\r\033[K")
+
+    counts = _counts(results)
+    if args.json:
+        document = {
+            "environment": environment,
+            "results": [result.to_dict() for result in results],
+            "counts": counts,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        if results:
+            print(_summary_table(results))
+        summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
+        print(f"{len(results)} entr{'y' if len(results) == 1 else 'ies'}: {summary or 'none'}")
+    return verify_exit_code(results, args.require_packages)

@@ -1,0 +1,78 @@
+"""Put the failure that started it all first.
+
+Findings are ordered by, in turn: role (initiating before downstream), causal level (an
+entry after every found entry that causes it), torchrun's root cause, the earliest time a
+prefix gave, and the order of first appearance. The site's log page applies the same
+order in ``diagnose-worker.js``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from failpedia.diagnose.findings import Finding, Occurrence, RootCause
+from failpedia.signatures.index_format import SignatureIndex
+
+ROLE_ORDER = {"initiating": 0, "downstream": 1}
+
+
+def assumed_year_of(findings: list[Finding]) -> int:
+    years = [
+        item.time.year for finding in findings for item in finding.occurrences
+        if item.time is not None and item.time.year is not None
+    ]
+    return min(years) if years else 1970
+
+
+def choose_first(finding: Finding, assumed_year: int) -> None:
+    def key(item: Occurrence) -> tuple[float, tuple[int, int, int]]:
+        seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
+        return (seconds, item.order)
+
+    finding.first = min(finding.occurrences, key=key)
+    first_key = key(finding.first)[0]
+    finding.first_time = None if first_key == math.inf else first_key
+
+
+def causal_levels(findings: list[Finding], index: SignatureIndex) -> None:
+    """Causal level: one more than the deepest found entry that causes this one."""
+    found = {finding.entry.id for finding in findings}
+    edges = set()
+    for entry in index.entries:
+        if entry.id not in found:
+            continue
+        edges.update((entry.id, target) for target in entry.causes if target in found)
+        edges.update((source, entry.id) for source in entry.caused_by if source in found)
+    level = dict.fromkeys(found, 0)
+    for _ in range(len(found)):
+        changed = False
+        for source, target in sorted(edges):
+            if level[target] < level[source] + 1 <= len(found):
+                level[target] = level[source] + 1
+                changed = True
+        if not changed:
+            break
+    for finding in findings:
+        finding.level = level[finding.entry.id]
+
+
+def order_findings(
+    findings: list[Finding], index: SignatureIndex, root: RootCause, assumed_year: int
+) -> list[Finding]:
+    for finding in findings:
+        for item in finding.occurrences:
+            item.root_cause = item.rank in root.ranks or (item.source, item.line) in root.blocks
+        choose_first(finding, assumed_year)
+    causal_levels(findings, index)
+
+    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int]]:
+        assert finding.first is not None
+        return (
+            ROLE_ORDER.get(finding.entry.role, 1),
+            finding.level,
+            0 if finding.root_cause else 1,
+            finding.first_time if finding.first_time is not None else math.inf,
+            finding.first.order,
+        )
+
+    return sorted(findings, key=key)

@@ -1,0 +1,174 @@
+"""Print a diagnosis: for people (text) and for programs (``--json``, a stable shape).
+
+JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed)::
+
+    {
+      "format": 1,
+      "engine": "hyperscan" | "literal",
+      "inputs": [{"name": str, "rank": str|null, "bytes": int, "lines": int}],
+      "findings": [{                       # initiating failure first
+        "id": str, "title": str, "url": str, "category": str, "kind": str,
+        "role": "initiating" | "downstream",
+        "count": int,                      # matching line segments, all inputs
+        "ranks": [str],                    # numeric ranks first, then host:pid labels
+        "root_cause": bool,                # on the rank torchrun named as root cause
+        "first": {"file": str, "line": int, "rank": str|null, "time": str|null,
+                  "text": str, "match": [start, end], "before": [str], "after": [str]},
+        "locations": [{"file": str, "line": int, "rank": str|null, "time": str|null}]
+      }],
+      "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str}],
+      "warnings": [str], "problems": [str]
+    }
+
+``time`` is ISO 8601 in UTC; a time logged without a year (glog) carries the assumed year.
+``locations`` lists at most ``MAX_LOCATIONS`` occurrences, in log order; ``unmatched`` is
+filled only when there are no findings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
+from failpedia.signatures.line_rules import MAX_LOCATIONS
+
+JSON_FORMAT = 1
+
+
+def format_time(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    whole = int(seconds // 1)
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    millis = int(round((seconds - whole) * 1000))
+    return f"{text}.{min(millis, 999):03d}Z" if millis else f"{text}Z"
+
+
+def _seconds(item: Occurrence, year: int) -> float | None:
+    return item.time.seconds(year) if item.time is not None else None
+
+
+def _location(item: Occurrence, year: int) -> dict[str, Any]:
+    return {"file": item.file, "line": item.line, "rank": item.rank,
+            "time": format_time(_seconds(item, year))}
+
+
+def finding_json(finding: Finding, year: int) -> dict[str, Any]:
+    first = finding.first
+    assert first is not None
+    entry = finding.entry
+    ordered = sorted(finding.occurrences, key=lambda item: item.order)
+    return {
+        "id": entry.id,
+        "title": entry.title,
+        "url": finding.url,
+        "category": entry.category,
+        "kind": entry.kind,
+        "role": entry.role,
+        "count": len(finding.occurrences),
+        "ranks": finding.ranks,
+        "root_cause": finding.root_cause,
+        "first": _location(first, year) | {
+            "text": first.text, "match": list(first.span),
+            "before": first.before, "after": first.after,
+        },
+        "locations": [_location(item, year) for item in ordered[:MAX_LOCATIONS]],
+    }
+
+
+def diagnosis_json(diagnosis: Diagnosis) -> str:
+    data = {
+        "format": JSON_FORMAT,
+        "engine": diagnosis.engine,
+        "inputs": [{"name": item.name, "rank": item.rank, "bytes": item.bytes, "lines": item.lines}
+                   for item in diagnosis.inputs],
+        "findings": [finding_json(item, diagnosis.assumed_year) for item in diagnosis.findings],
+        "unmatched": [
+            {"file": item.file, "line": item.line, "rank": item.rank, "score": item.score,
+             "text": item.text}
+            for item in diagnosis.error_lines
+        ],
+        "warnings": diagnosis.warnings,
+        "problems": diagnosis.problems,
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def rank_ranges(ranks: list[str]) -> str:
+    """``["0", "1", "2", "5", "h:1"]`` -> ``"0-2,5,h:1"``."""
+    parts: list[str] = []
+    numbers = [int(rank) for rank in ranks if rank.isdigit()]
+    start = previous = None
+    for number in numbers + [None]:
+        if start is not None and (number is None or number != previous + 1):
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+            start = None
+        if number is not None:
+            start = number if start is None else start
+            previous = number
+    parts.extend(rank for rank in ranks if not rank.isdigit())
+    return ",".join(parts)
+
+
+def _size(count: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1000
+    return str(count)  # pragma: no cover
+
+
+def diagnosis_text(diagnosis: Diagnosis) -> str:
+    total_bytes = sum(item.bytes for item in diagnosis.inputs)
+    total_lines = sum(item.lines for item in diagnosis.inputs)
+    logs = len(diagnosis.inputs)
+    scanned = (f"{logs} log{'s' * (logs != 1)}, {_size(total_bytes)}, "
+               f"{total_lines:,} lines")
+    out: list[str] = []
+    count = len(diagnosis.findings)
+    if count:
+        out.append(f"{count} known failure{'s' * (count != 1)} in {scanned}; "
+                   "the one that started it first.")
+    else:
+        out.append(f"No known failure in {scanned}.")
+    for number, finding in enumerate(diagnosis.findings, start=1):
+        out.append("")
+        out.extend(_finding_text(number, finding, diagnosis.assumed_year))
+    if diagnosis.error_lines:
+        out.append("")
+        out.append("The most error-like lines (no entry matches them):")
+        for item in diagnosis.error_lines:
+            rank = f" [rank {item.rank}]" if item.rank is not None else ""
+            out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    return "\n".join(out)
+
+
+def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
+    first = finding.first
+    assert first is not None
+    entry = finding.entry
+    role = "initiates the failure" if entry.role == "initiating" else "follows from another"
+    lines = [f"{number}. {entry.title}", f"   {entry.id} ({role}): {finding.url}"]
+    where = f"{first.file}:{first.line}"
+    if first.rank is not None:
+        where += f", rank {first.rank}"
+    stamp = format_time(_seconds(first, year))
+    if stamp:
+        where += f", {stamp}"
+    lines.append(f"   first at {where}")
+    width = len(str(first.line + len(first.after)))
+    for offset, text in enumerate(first.before, start=-len(first.before)):
+        lines.append(f"     {first.line + offset:>{width}} | {text}")
+    lines.append(f"   > {first.line:>{width}} | {first.text.rstrip()}")
+    for offset, text in enumerate(first.after, start=1):
+        lines.append(f"     {first.line + offset:>{width}} | {text}")
+    times = len(finding.occurrences)
+    ranks = finding.ranks
+    if times > 1 or len(ranks) > 1:
+        spread = f" on ranks {rank_ranges(ranks)}" if len(ranks) > 1 else ""
+        lines.append(f"   seen {times} times{spread}")
+    if finding.root_cause:
+        lines.append("   torchrun names this rank as the root cause (first observed failure)")
+    return lines

@@ -1,0 +1,83 @@
+"""The one reader of project settings: the folders and URLs the CLI, the mkdocs plugin
+and the runner use, from ``mkdocs.yml``'s ``failpedia`` plugin options and their defaults.
+
+The defaults live here and nowhere else: the plugin's config declares them from these
+constants, so ``failpedia verify`` writes records where the site reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_FILE = "mkdocs.yml"
+DEFAULT_ENTRIES_DIR = "entries"
+DEFAULT_TEMPLATES_DIR = "templates"
+DEFAULT_RECORDS_DIR = "verification"
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    """Where a project's parts live (absolute paths) and how its pages link out."""
+
+    root: Path
+    site_url: str | None
+    entries_dir: Path
+    templates_dir: Path
+    records_dir: Path
+    edit_base: str | None
+
+
+def default_edit_base(repo_url: str | None) -> str | None:
+    """``https://github.com/org/repo`` -> ``https://github.com/org/repo/edit/main/``."""
+    if not isinstance(repo_url, str) or not repo_url:
+        return None
+    return repo_url.rstrip("/") + "/edit/main/"
+
+
+def settings_from_options(
+    root: Path, options: Mapping[str, Any], site_url: str | None, repo_url: str | None
+) -> ProjectSettings:
+    """Settings from the plugin's options (missing ones take the defaults)."""
+    root = root.resolve()
+
+    def folder(name: str, default: str) -> Path:
+        value = options.get(name)
+        return (root / (value if isinstance(value, str) and value else default)).resolve()
+
+    edit_base = options.get("edit_base")
+    return ProjectSettings(
+        root=root,
+        site_url=site_url if isinstance(site_url, str) and site_url else None,
+        entries_dir=folder("entries_dir", DEFAULT_ENTRIES_DIR),
+        templates_dir=folder("templates_dir", DEFAULT_TEMPLATES_DIR),
+        records_dir=folder("records_dir", DEFAULT_RECORDS_DIR),
+        edit_base=edit_base if isinstance(edit_base, str) and edit_base
+        else default_edit_base(repo_url),
+    )
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml even where it uses ``!!python/name`` or ``!ENV`` tags."""
+
+
+_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def read_settings(root: Path) -> ProjectSettings:
+    """The settings of the project in ``root``, read from its ``mkdocs.yml`` without
+    running mkdocs; a project without one gets the defaults."""
+    path = root / CONFIG_FILE
+    data: dict[str, Any] = {}
+    if path.is_file():
+        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_TolerantLoader)
+        data = loaded if isinstance(loaded, dict) else {}
+    options: dict[str, Any] = {}
+    for plugin in data.get("plugins") or []:
+        if isinstance(plugin, dict) and isinstance(plugin.get("failpedia"), dict):
+            options = plugin["failpedia"]
+    return settings_from_options(root, options, data.get("site_url"), data.get("repo_url"))

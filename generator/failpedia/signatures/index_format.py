@@ -1,0 +1,104 @@
+"""The signature index format: what a log matcher needs to know about every entry.
+
+``signatures.json`` is compiled from the catalog once (``catalog.index_build``) and read by
+everything that matches logs: the site's log page, ``failpedia diagnose`` from the wheel
+or from a checkout. This module reads and writes the format; it needs nothing else of
+ours, so reading an index costs ``diagnose`` no YAML, no models and no templates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, NamedTuple
+
+INDEX_FORMAT = 1
+INDEX_FILE = "signatures.json"
+ENTRIES_FILE = "entries.json"
+
+
+class IndexUnavailable(Exception):
+    """No usable signature index; the message says what to do."""
+
+
+# Named tuples, not dataclasses: ``failpedia diagnose`` builds thousands of these at start-up,
+# and a dataclass costs more to define and to build (its module imports inspect, too).
+class IndexedPattern(NamedTuple):
+    canonical: str
+    literals: tuple[str, ...]
+
+
+class IndexedEntry(NamedTuple):
+    id: str
+    title: str
+    category: str
+    kind: str
+    role: str
+    url: str
+    causes: tuple[str, ...]
+    caused_by: tuple[str, ...]
+    patterns: tuple[IndexedPattern, ...]
+
+
+class SignatureIndex(NamedTuple):
+    site_url: str
+    entries: tuple[IndexedEntry, ...]
+
+    def url(self, entry: IndexedEntry) -> str:
+        return self.site_url.rstrip("/") + "/" + entry.url if self.site_url else entry.url
+
+
+def entry_url(category: str, entry_id: str) -> str:
+    """The entry page's path below the site root (mkdocs' directory URLs)."""
+    return f"{category}/{entry_id}/"
+
+
+def dump_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n"
+
+
+def parse_index(data: Any, origin: str) -> SignatureIndex:
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        raise IndexUnavailable(f"{origin}: not a signature index of format {INDEX_FORMAT}")
+    try:
+        entries = tuple(
+            IndexedEntry(
+                id=item["id"],
+                title=item["title"],
+                category=item["category"],
+                kind=item["kind"],
+                role=item["role"],
+                url=item["url"],
+                causes=tuple(item["causes"]),
+                caused_by=tuple(item["caused_by"]),
+                patterns=tuple(
+                    IndexedPattern(pattern["source"], tuple(pattern["literals"]))
+                    for pattern in item["patterns"]
+                ),
+            )
+            for item in data["entries"]
+        )
+    except (KeyError, TypeError) as error:
+        raise IndexUnavailable(f"{origin}: malformed signature index ({error})") from None
+    return SignatureIndex(site_url=data.get("site_url") or "", entries=entries)
+
+
+class IndexFile(NamedTuple):
+    """A signature index file, read but not yet parsed: its bytes name the signatures it
+    holds (``digest``), so a matcher compiled from it can be found before parsing it."""
+
+    origin: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def load(self) -> SignatureIndex:
+        try:
+            data = json.loads(self.data)
+        except ValueError as error:
+            raise IndexUnavailable(
+                f"{self.origin}: cannot read the signature index: {error}"
+            ) from None
+        return parse_index(data, self.origin)

@@ -1,0 +1,177 @@
+"""How a raw log line becomes the text that signatures are matched against: the one
+module of log-line rules.
+
+The same rules run in ``failpedia diagnose``, in ``failpedia verify`` (a reproducer's
+output) and in the site's log page: every regular expression and limit below is published
+in ``signatures.json`` (``published_rules``) and the page's worker takes them from there,
+so all three read a line the same way. A line (split on ``\\n``) loses its ANSI escape
+sequences, is cut into segments at ``\\r`` (progress bars redraw a line with ``\\r``),
+and each segment loses its prefixes (rank, host, timestamp) one after another; what the
+prefixes said becomes the segment's rank and time. Segments are capped at ``LINE_CAP``
+characters before any pattern runs on them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+LINE_CAP = 4096
+MAX_PREFIXES = 6
+
+# Where torchrun's ChildFailedError names the failure it saw first, the lines after it that
+# are read for the rank it names, and where that block ends.
+ROOT_CAUSE_MARKER = "Root Cause (first observed failure)"
+ROOT_CAUSE_LINES = 12
+ROOT_CAUSE_RANK = r"^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?"
+ROOT_CAUSE_END = r"^\s*={10,}"
+
+# How error-like a line is, for showing the likeliest lines when nothing matched:
+# (score, literal keywords that make a line a candidate, regex that scores it).
+ERROR_LIKE: list[tuple[int, list[str], str]] = [
+    (5, ["Error", "Exception"], r"\b[A-Za-z_.]*(?:Error|Exception)\b:"),
+    (4, ["Fatal", "FATAL", "fatal", "Segmentation fault", "core dumped", "Killed", "Aborted"],
+     r"\b(?:FATAL|Fatal|fatal|Segmentation fault|core dumped|Killed|Aborted)\b"),
+    (3, ["error", "ERROR", "Error", "FAILED", "failed", "Failed"],
+     r"\b(?:error|ERROR|Error|FAILED|failed|Failed)\b"),
+    (2, ["Traceback"], r"Traceback \(most recent call last\)"),
+]
+# How many error-like lines are shown when nothing matched.
+MAX_ERROR_LINES = 5
+# How many occurrences of one finding are listed (counts and ranks stay exact).
+MAX_LOCATIONS = 50
+
+# CSI sequences (colours, cursor moves), OSC sequences (titles, links), two-byte escapes.
+# The ESC is written once, before the alternatives: Python's re then finds each escape by
+# its literal first byte, more than twice as fast on a colourful log.
+ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])"
+
+# Prefix rules, tried in order at the start of a segment until none applies. Each names
+# the groups it reads; the same table drives the browser.
+PREFIX_RULES: list[tuple[str, str]] = [
+    # torchrun --tee: "[default3]:" (role + local rank) or "[rank3]:" with --role rank.
+    ("torchrun", r"^\s*\[[A-Za-z_]*?([0-9]+)\]:"),
+    # srun -l / --label: "3: ".
+    ("srun", r"^\s*([0-9]+): "),
+    # NCCL: "host:pid:tid [device] NCCL INFO ..." -> host:pid names the process.
+    ("nccl", r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+):[0-9]+ "),
+    # ISO 8601 and Python logging: "2024-05-01 12:00:00,123", "[2024-05-01T12:00:00.1Z]".
+    (
+        "iso",
+        r"^\s*\[?([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+        r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?\]?(?:\s*[|-]\s*|\s+|:\s*|$)",
+    ),
+    # glog, as torch's C++ and elastic loggers print it: "[E1030 12:34:56.789012 123 f.cpp:616] ".
+    (
+        "glog",
+        r"^\s*\[?[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+        r"(?: +[0-9]+)?(?: [^\]\s]+:[0-9]+)?\] ?",
+    ),
+    # Older glog without a time: "[E ProcessGroupNCCL.cpp:563] ".
+    ("glog-short", r"^\s*\[[IWEF] [^\]\s]+:[0-9]+\] ?"),
+]
+
+def published_rules() -> dict[str, Any]:
+    """Every rule and limit above, as ``signatures.json`` carries them for the log page."""
+    return {
+        "line_cap": LINE_CAP,
+        "max_prefixes": MAX_PREFIXES,
+        "ansi": ANSI,
+        "prefixes": [list(rule) for rule in PREFIX_RULES],
+        "root_cause_marker": ROOT_CAUSE_MARKER,
+        "root_cause_lines": ROOT_CAUSE_LINES,
+        "root_cause_rank": ROOT_CAUSE_RANK,
+        "root_cause_end": ROOT_CAUSE_END,
+        "error_like": [[score, source, literals] for score, literals, source in ERROR_LIKE],
+        "max_error_lines": MAX_ERROR_LINES,
+        "max_locations": MAX_LOCATIONS,
+    }
+
+
+_ANSI = re.compile(ANSI)
+_RULES = [(name, re.compile(source)) for name, source in PREFIX_RULES]
+
+
+class LogTime(NamedTuple):
+    """A timestamp as a log wrote it; ``year`` is None where the format has none (glog)."""
+
+    year: int | None
+    month: int
+    day: int
+    hour: int
+    minute: int
+    second: int
+    fraction: str = ""
+    offset_minutes: int = 0
+
+    def seconds(self, assumed_year: int) -> float:
+        """Seconds since the epoch (UTC), with ``assumed_year`` where the log gave none."""
+        import calendar  # with its imports, a few ms of start-up when no line has a time
+
+        year = self.year if self.year is not None else assumed_year
+        try:
+            base = calendar.timegm((year, self.month, self.day, self.hour, self.minute,
+                                    self.second, 0, 0, 0))
+        except (ValueError, OverflowError):
+            base = 0
+        fraction = int(self.fraction) / 10 ** len(self.fraction) if self.fraction else 0.0
+        return base - self.offset_minutes * 60 + fraction
+
+
+class Segment(NamedTuple):
+    """One piece of a log line, prefixes removed, with what the prefixes said."""
+
+    text: str
+    rank: str | None
+    time: LogTime | None
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def _offset_minutes(zone: str | None) -> int:
+    if not zone or zone == "Z":
+        return 0
+    digits = zone[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + int(digits[2:4])
+    return -minutes if zone[0] == "-" else minutes
+
+
+def parse_segment(raw: str) -> Segment:
+    """Strip a segment's prefixes, reading rank and time from them."""
+    text = raw
+    rank: str | None = None
+    time: LogTime | None = None
+    for _ in range(MAX_PREFIXES):
+        for name, rule in _RULES:
+            match = rule.match(text)
+            if not match or match.end() == 0:
+                continue
+            groups = match.groups()
+            if name in ("torchrun", "srun", "nccl"):
+                if rank is None:
+                    rank = str(int(groups[0])) if groups[0].isdigit() else groups[0]
+            elif name == "iso" and time is None:
+                year, month, day, hour, minute, second = (int(value) for value in groups[:6])
+                time = LogTime(year, month, day, hour, minute, second, groups[6] or "",
+                               _offset_minutes(groups[7]))
+            elif name == "glog" and time is None:
+                month, day, hour, minute, second = (int(value) for value in groups[:5])
+                time = LogTime(None, month, day, hour, minute, second, groups[5] or "")
+            text = text[match.end():]
+            break
+        else:
+            break
+    return Segment(text[:LINE_CAP], rank, time)
+
+
+def split_line(line: str) -> list[Segment]:
+    """The non-blank segments of one line (ANSI removed, split at carriage returns)."""
+    return [parse_segment(part) for part in strip_ansi(line).split("\r") if part.strip()]
+
+
+def display_text(line: str) -> str:
+    """How a context line is shown: what a terminal would show last, capped."""
+    parts = [part for part in strip_ansi(line).split("\r") if part.strip()]
+    return (parts[-1] if parts else "").rstrip()[:LINE_CAP]

@@ -1,0 +1,6 @@
+"""The site: the mkdocs plugin (a thin adapter), rendering pages with the templates,
+Markdown filters, and what verification records say on pages (proof and coverage).
+
+May import: ``failpedia.catalog``, ``failpedia.signatures``, ``failpedia.settings``, and
+of ``failpedia.verify`` only ``results`` and ``records`` (never the runner).
+"""

@@ -1,0 +1,102 @@
+"""The mkdocs plugin, a thin adapter: load and check the catalog, render its pages and
+add them, with ``signatures.json``, to the build.
+
+Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
+so edits to entries and templates (both watched) show up without a restart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+from failpedia.catalog.index_build import build_index
+from failpedia.catalog.validate import load_catalog
+from failpedia.settings import ProjectSettings, settings_from_options
+from failpedia.signatures.index_format import INDEX_FILE, dump_json
+from failpedia.site.plugin_config import FailpediaConfig
+from failpedia.site.proof import load_proofs
+from failpedia.site.render import RenderedPage, SiteSettings, render_site
+
+
+def fill_nav_section(nav: list | None, title: str, pages: list[dict[str, str]]) -> bool:
+    """Put the category pages under the nav item called ``title``; False if there is none."""
+    for item in nav or []:
+        if isinstance(item, dict) and title in item:
+            item[title] = pages
+            return True
+        if isinstance(item, dict):
+            for value in item.values():
+                if isinstance(value, list) and fill_nav_section(value, title, pages):
+                    return True
+    return False
+
+
+class FailpediaPlugin(BasePlugin[FailpediaConfig]):
+    def __init__(self) -> None:
+        self.pages: list[RenderedPage] = []
+        self.edit_urls: dict[str, str] = {}
+        self.settings: ProjectSettings | None = None
+        self.signature_index = ""
+
+    def on_config(self, config):  # noqa: ANN001, ANN201 - mkdocs hook signature
+        root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
+        self.settings = settings = settings_from_options(
+            root, dict(self.config), config.site_url, config.repo_url
+        )
+        catalog, problems = load_catalog(settings.entries_dir, settings.root)
+        proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
+        problems.extend(record_problems)
+        if problems:
+            count = len(problems)
+            raise PluginError(
+                f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}"
+            )
+        self.pages = render_site(
+            catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs
+        )
+        if self.config.nav_section:
+            pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
+            if not fill_nav_section(config.nav, self.config.nav_section, pages):
+                raise PluginError(
+                    f"nav_section {self.config.nav_section!r}: no nav item with that title"
+                )
+        self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
+        self.signature_index = dump_json(build_index(catalog, config.site_url))
+        return config
+
+    def on_files(self, files: Files, config) -> Files:  # noqa: ANN001
+        for page in self.pages:
+            if files.get_file_from_path(page.path) is not None:
+                raise PluginError(
+                    f"docs/{page.path} collides with a generated page; rename or remove it"
+                )
+            in_nav = page.path in ("index.md", "coverage.md") or page.path.endswith("/index.md")
+            files.append(
+                File.generated(
+                    config,
+                    page.path,
+                    content=page.markdown,
+                    inclusion=InclusionLevel.INCLUDED if in_nav else InclusionLevel.NOT_IN_NAV,
+                )
+            )
+        # The log page matches pasted logs in the browser against this file.
+        files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
+        return files
+
+    def on_page_context(self, context, page, config, nav):  # noqa: ANN001, ANN201
+        if page.file.src_uri in self.edit_urls:
+            page.edit_url = self.edit_urls[page.file.src_uri]
+        return context
+
+    def on_serve(self, server, config, builder):  # noqa: ANN001, ANN201
+        settings = self.settings
+        if settings is not None:
+            server.watch(str(settings.entries_dir))
+            if settings.records_dir.is_dir():
+                server.watch(str(settings.records_dir))
+            server.watch(str(settings.templates_dir))
+        return server

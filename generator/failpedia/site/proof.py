@@ -1,0 +1,169 @@
+"""What the verification records say about an entry: proved where, stale, or not yet.
+
+Reads the records `failpedia verify` writes (``verification/<id>.json``) and turns them
+into what the entry page and the coverage page show.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from failpedia.catalog.catalog import Catalog, CatalogEntry
+from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.verify.records import load_record
+
+PROVED = "proved"
+NOT_REPRODUCED = "not-reproduced"
+
+
+def torch_version_key(version: str | None) -> tuple[int, ...]:
+    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; unknown versions sort first."""
+    numbers = re.findall(r"\d+", (version or "").split("+")[0])
+    return tuple(int(number) for number in numbers[:3])
+
+
+@dataclass(frozen=True)
+class ProofRow:
+    """One environment's newest result, as a row of the page's table."""
+
+    environment: str
+    torch: str
+    gpu: str
+    verdict: str
+    date: str
+    broken_seconds: float | None
+    fixed_seconds: float | None
+
+
+@dataclass
+class Proof:
+    status: str  # proved-gpu, proved-cpu, stale, not-proved
+    label: str
+    rows: list[ProofRow] = field(default_factory=list)
+    excerpt: str | None = None
+    excerpt_environment: str | None = None
+    stale_reason: str | None = None
+
+    @property
+    def proved_on_gpu(self) -> bool:
+        return any(row.verdict == PROVED and row.gpu for row in self.rows)
+
+
+def _environment_label(environment: dict[str, Any]) -> str:
+    parts = [environment.get("gpu_name") or "CPU"]
+    if environment.get("python"):
+        parts.append(f"Python {environment['python']}")
+    if environment.get("os"):
+        parts.append(str(environment["os"]).split("-")[0])
+    return ", ".join(parts)
+
+
+def _seconds(result: dict[str, Any], mode: str) -> float | None:
+    value = (result.get(mode) or {}).get("seconds")
+    return round(float(value), 1) if isinstance(value, (int, float)) else None
+
+
+def proof_for(record: dict[str, Any] | None) -> Proof:
+    """Summarise a record; no record (or no results) means not yet proved."""
+    results = [item for item in (record or {}).get("results", []) if isinstance(item, dict)]
+    if not results:
+        return Proof("not-proved", "Not yet proved")
+    rows = []
+    for result in sorted(results, key=lambda item: str(item.get("started_at", ""))):
+        environment = result.get("environment") or {}
+        rows.append(
+            ProofRow(
+                environment=_environment_label(environment),
+                torch=str(environment.get("torch") or "none"),
+                gpu=str(environment.get("gpu_name") or ""),
+                verdict=str(result.get("verdict", "unknown")),
+                date=str(result.get("started_at", ""))[:10],
+                broken_seconds=_seconds(result, "broken"),
+                fixed_seconds=_seconds(result, "fixed"),
+            )
+        )
+    proved = [item for item in results if item.get("verdict") == PROVED]
+    newest_proved_torch = max(
+        (torch_version_key((item.get("environment") or {}).get("torch")) for item in proved),
+        default=None,
+    )
+    newer_failures = [
+        item
+        for item in results
+        if item.get("verdict") == NOT_REPRODUCED
+        and newest_proved_torch is not None
+        and torch_version_key((item.get("environment") or {}).get("torch")) > newest_proved_torch
+    ]
+    proof = Proof("not-proved", "Not yet proved", rows)
+    if proved:
+        best = max(proved, key=lambda item: str(item.get("started_at", "")))
+        gpu = next(
+            ((item.get("environment") or {}).get("gpu_name") for item in proved
+             if (item.get("environment") or {}).get("gpu_name")),
+            None,
+        )
+        proof.status, proof.label = ("proved-gpu", f"Proved on GPU {gpu}") if gpu else (
+            "proved-cpu", "Proved on CPU"
+        )
+        proof.excerpt = best.get("output_excerpt") or None
+        proof.excerpt_environment = _environment_label(best.get("environment") or {})
+    if newer_failures:
+        torch = (newer_failures[0].get("environment") or {}).get("torch")
+        proof.status = "stale"
+        proof.stale_reason = (
+            f"broken mode no longer reproduces on torch {torch}, newer than the release "
+            "it was proved on"
+        )
+        proof.label = f"Stale: {proof.stale_reason}"
+    return proof
+
+
+def load_proofs(catalog: Catalog, records_dir: Path, root: Path | None) -> tuple[
+    dict[str, Proof], ProblemList
+]:
+    """The proof of every entry in the catalog; unreadable records are problems."""
+    problems = ProblemList()
+    proofs = {}
+    for item in catalog.entries:
+        record, problem = load_record(records_dir, item.entry.id)
+        if problem is not None:
+            path = display_path(records_dir / f"{item.entry.id}.json", root)
+            problems.add(path, 0, "", problem.split(": ", 1)[-1])
+        proofs[item.entry.id] = proof_for(record)
+    return proofs, problems
+
+
+@dataclass
+class Coverage:
+    """Entries against the environments they were verified in, for the coverage page."""
+
+    environments: list[str]
+    rows: list[tuple[CatalogEntry, str, dict[str, str]]]  # entry, status label, env -> verdict
+    counts_by_verdict: dict[str, int]
+    counts_by_device: dict[str, dict[str, int]]
+    needs_gpu_proof: list[CatalogEntry]
+
+
+def coverage(catalog: Catalog, proofs: dict[str, Proof]) -> Coverage:
+    environments: list[str] = []
+    rows = []
+    by_verdict: dict[str, int] = {}
+    by_device: dict[str, dict[str, int]] = {}
+    needs_gpu = []
+    for item in catalog.entries:
+        proof = proofs.get(item.entry.id) or Proof("not-proved", "Not yet proved")
+        cells = {}
+        for row in proof.rows:
+            if row.environment not in environments:
+                environments.append(row.environment)
+            cells[row.environment] = row.verdict
+        rows.append((item, proof.label, cells))
+        by_verdict[proof.status] = by_verdict.get(proof.status, 0) + 1
+        device_counts = by_device.setdefault(item.entry.reproducer.device, {})
+        device_counts[proof.status] = device_counts.get(proof.status, 0) + 1
+        if item.entry.reproducer.device != "cpu" and not proof.proved_on_gpu:
+            needs_gpu.append(item)
+    return Coverage(sorted(environments), rows, by_verdict, by_device, needs_gpu)

@@ -1,0 +1,161 @@
+"""Render the catalog into Markdown pages with the jinja2 templates.
+
+An ordinary function, used by the mkdocs plugin and by ``failpedia render --out``, so the
+pages can be written to disk and built by another engine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry
+from failpedia.site.markdown import MARKDOWN_FILTERS
+from failpedia.site.proof import Proof, coverage
+
+ROLE_TEXT = {
+    "initiating": "initiates a failure",
+    "downstream": "follows from another failure",
+}
+DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
+MORE_IN_CATEGORY = 12
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """What pages need to know about the site they are part of."""
+
+    edit_base: str | None = None  # e.g. https://github.com/org/repo/edit/main/
+
+    def edit_url(self, item: CatalogEntry) -> str | None:
+        """Where to edit the entry's YAML; entries outside the project have none."""
+        if not self.edit_base or Path(item.display_path).is_absolute():
+            return None
+        return self.edit_base.rstrip("/") + "/" + item.display_path
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """One Markdown page of the site: its path in the docs tree and its text."""
+
+    path: str
+    markdown: str
+    edit_url: str | None = None
+
+
+def search_terms(item: CatalogEntry) -> list[str]:
+    """What the search index weighs most for an entry: the line of each signature that its
+    pattern matches, and the aliases."""
+    return [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+
+
+def make_environment(templates_dir: Path) -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # the output is Markdown; Markdown fields carry no raw HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters.update(MARKDOWN_FILTERS)
+    environment.globals.update(
+        role_text=ROLE_TEXT, device_text=DEVICE_TEXT, relation_titles=RELATION_TITLES
+    )
+    return environment
+
+
+def relative_link(from_page: str, to_page: str) -> str:
+    """Relative Markdown link between two docs-tree paths (mkdocs resolves ``.md`` links)."""
+    start = os.path.dirname(from_page) or "."
+    return os.path.relpath(to_page, start).replace(os.sep, "/")
+
+
+def render_site(
+    catalog: Catalog,
+    templates_dir: Path,
+    settings: SiteSettings,
+    proofs: dict[str, Proof] | None = None,
+) -> list[RenderedPage]:
+    """Every generated page: home, coverage, one per category, one per entry."""
+    proofs = proofs or {}
+    unproved = Proof("not-proved", "Not yet proved")
+    environment = make_environment(templates_dir)
+    entry_template = environment.get_template("entry.md.j2")
+    category_template = environment.get_template("category.md.j2")
+    home_template = environment.get_template("home.md.j2")
+    coverage_template = environment.get_template("coverage.md.j2")
+    pages = [
+        RenderedPage(
+            "index.md",
+            home_template.render(
+                categories=[
+                    (category, len(catalog.in_category(category.id)))
+                    for category in catalog.categories
+                ],
+                total=len(catalog.entries),
+            ),
+        )
+    ]
+    pages.append(
+        RenderedPage(
+            "coverage.md",
+            coverage_template.render(
+                coverage=coverage(catalog, proofs),
+                link=lambda item: relative_link("coverage.md", item.page_path),
+            ),
+        )
+    )
+    for category in catalog.categories:
+        pages.append(
+            RenderedPage(
+                f"{category.id}/index.md",
+                category_template.render(
+                    category=category,
+                    entries=catalog.in_category(category.id),
+                    link=lambda item, page=f"{category.id}/index.md": relative_link(
+                        page, item.page_path
+                    ),
+                ),
+            )
+        )
+    for item in catalog.entries:
+        edit_url = settings.edit_url(item)
+        others = [other for other in catalog.in_category(item.entry.category) if other is not item]
+        pages.append(
+            RenderedPage(
+                item.page_path,
+                entry_template.render(
+                    item=item,
+                    entry=item.entry,
+                    search_terms=search_terms(item),
+                    proof=proofs.get(item.entry.id, unproved),
+                    coverage_link=relative_link(item.page_path, "coverage.md"),
+                    diagnose_link=relative_link(item.page_path, "diagnose.md"),
+                    category=catalog.category_by_id[item.entry.category],
+                    links=catalog.links(item.entry.id),
+                    more=others[:MORE_IN_CATEGORY],
+                    more_count=len(others),
+                    edit_url=edit_url,
+                    link=lambda target, page=item.page_path: relative_link(page, target.page_path),
+                    category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
+                ),
+                edit_url=edit_url,
+            )
+        )
+    return pages
+
+
+def write_pages(pages: list[RenderedPage], out_dir: Path) -> None:
+    """Write pages under ``out_dir``, refusing two pages at one path."""
+    seen: set[str] = set()
+    for page in pages:
+        if page.path in seen:
+            raise ValueError(f"two generated pages at {page.path}")
+        seen.add(page.path)
+        target = out_dir / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page.markdown, encoding="utf-8")

@@ -1,0 +1,110 @@
+"""What the machine offers reproducers, which ones it cannot run, and the clean
+environment every reproducer starts from."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from failpedia.catalog.catalog import CatalogEntry
+from failpedia.verify.results import SKIPPED, VerificationResult, now_iso
+
+GPU_DEVICES = frozenset({"cuda", "multi-gpu"})
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the machine offers reproducers, determined once per run."""
+
+    cuda: bool = False
+    gpu_count: int = 0
+    packages: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_fingerprint(cls, environment: Mapping[str, Any]) -> Capabilities:
+        return cls(
+            cuda=bool(environment.get("cuda_available")),
+            gpu_count=int(environment.get("gpu_count") or 0),
+            packages=dict(environment.get("packages") or {}),
+        )
+
+    def installed_version(self, name: str) -> str | None:
+        if name in self.packages:
+            return self.packages[name]
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+
+def requirement_names(requirements: Iterable[str]) -> list[str]:
+    return [requirement.split("==", 1)[0].strip() for requirement in requirements]
+
+
+def _same_version(installed: str, wanted: str) -> bool:
+    if installed == wanted:
+        return True
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:  # pragma: no cover - packaging ships with pip and setuptools
+        return False
+    try:
+        return Version(installed) == Version(wanted)
+    except InvalidVersion:
+        return False
+
+
+def skip_reason(item: CatalogEntry, capabilities: Capabilities) -> str | None:
+    """Why this machine cannot run the entry's reproducer, or None when it can."""
+    reproducer = item.entry.reproducer
+    if reproducer.device == "cuda" and not capabilities.cuda:
+        return "needs a GPU (device: cuda); torch.cuda.is_available() is false here"
+    if reproducer.device == "multi-gpu" and (not capabilities.cuda or capabilities.gpu_count < 2):
+        found = capabilities.gpu_count if capabilities.cuda else 0
+        return f"needs 2 or more GPUs (device: multi-gpu); found {found}"
+    for requirement in reproducer.requirements:
+        name, _, wanted = requirement.partition("==")
+        installed = capabilities.installed_version(name.strip())
+        if installed is None:
+            return f"requires {requirement}; {name} is not installed"
+        if not _same_version(installed, wanted.strip()):
+            return f"requires {requirement}; {name} {installed} is installed"
+    return None
+
+
+def skipped_result(item: CatalogEntry, reason: str) -> VerificationResult:
+    return VerificationResult(
+        entry=item.entry.id,
+        verdict=SKIPPED,
+        reason=reason,
+        device=item.entry.reproducer.device,
+        started_at=now_iso(),
+        timeout=item.entry.reproducer.timeout,
+    )
+
+
+def clean_environment(folder: str | os.PathLike[str]) -> dict[str, str]:
+    """The environment a reproducer runs in: nothing of the caller's but PATH and locale.
+
+    ``TORCH_*`` and other settings of the user's shell do not leak in; HOME and TMPDIR
+    point at the reproducer's own temporary folder.
+    """
+    folder = os.fspath(folder)
+    env = {
+        "PATH": os.environ.get("PATH") or os.defpath,
+        "HOME": folder,
+        "TMPDIR": folder,
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+    }
+    for name in ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+

@@ -1,0 +1,120 @@
+"""Verification records: ``verification/<id>.json``, written by ``failpedia verify``.
+
+A record holds the newest result per environment::
+
+    {"entry": "<id>", "results": [{...result..., "environment": {...fingerprint...}}]}
+
+Results are keyed by the fingerprint's ``key``: a new result replaces the one of the same
+environment and leaves the others alone. Files are written atomically (a temporary file
+in the same folder, flushed and fsynced, then ``os.replace``), so a reader never sees a
+half-written record. Skipped results prove nothing and are never written. Records are
+never hand-edited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from failpedia.verify.results import SKIPPED, VerificationResult
+
+
+def record_path(folder: Path, entry_id: str) -> Path:
+    return Path(folder) / f"{entry_id}.json"
+
+
+def _environment_key(result: dict[str, Any]) -> str | None:
+    environment = result.get("environment")
+    if isinstance(environment, dict) and isinstance(environment.get("key"), str):
+        return environment["key"]
+    return None
+
+
+def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The record of an entry and a problem message.
+
+    ``(None, None)`` when there is no record; ``(None, message)`` when the file cannot be
+    read or is not a record; never raises.
+    """
+    path = record_path(folder, entry_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as error:
+        return None, f"{path}: cannot read the record: {error}"
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return None, f"{path}: not valid JSON: {error}"
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        return None, f'{path}: not a verification record (needs {{"entry", "results": [...]}})'
+    if data.get("entry") != entry_id:
+        return None, f"{path}: records entry {data.get('entry')!r}, expected {entry_id!r}"
+    if not all(isinstance(item, dict) for item in data["results"]):
+        return None, f"{path}: every item of results must be an object"
+    return data, None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    try:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            mode = 0o644  # a record is an ordinary file of the repository
+        os.fchmod(descriptor, mode)
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where possible
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def update_record(
+    folder: Path, result: VerificationResult | dict[str, Any], environment: dict[str, Any]
+) -> tuple[Path | None, str | None]:
+    """Store ``result`` as the newest for its environment; return (path, problem).
+
+    The path is None when nothing was written (a skipped result). The problem names an
+    existing record that could not be read and was replaced; other environments' results
+    in a readable record are always kept.
+    """
+    data = result.to_dict() if isinstance(result, VerificationResult) else dict(result)
+    if data.get("verdict") == SKIPPED:
+        return None, None
+    entry_id = data["entry"]
+    data["environment"] = environment
+    key = environment.get("key")
+    record, problem = load_record(folder, entry_id)
+    if problem is not None:
+        problem += "; replaced by a new record"
+    kept = []
+    for existing in (record or {}).get("results", []):
+        if key is not None and _environment_key(existing) == key:
+            if str(existing.get("started_at", "")) > str(data.get("started_at", "")):
+                data = existing  # a newer result for this environment is already there
+            continue
+        kept.append(existing)
+    results = sorted([*kept, data], key=lambda item: _environment_key(item) or "")
+    text = json.dumps({"entry": entry_id, "results": results}, indent=2, ensure_ascii=False)
+    path = record_path(folder, entry_id)
+    _write_atomically(path, text + "\n")
+    return path, problem

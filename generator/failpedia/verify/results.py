@@ -1,0 +1,102 @@
+"""What a verification found: verdicts, each mode's run, and the result of an entry.
+
+Pages and records import this module only, never the runner: showing a proof must not
+load the machinery that runs reproducers.
+
+Verdicts:
+
+- ``proved``: broken mode matched a signature; fixed mode exited 0 and matched none.
+- ``not-reproduced``: broken mode matched no signature (also when it crashed, e.g.
+  with SIGSEGV, without printing one).
+- ``fix-failed``: fixed mode matched a signature, exited non-zero or was killed by a
+  signal.
+- ``timed-out``: either mode ran past the time limit.
+- ``harness-error``: the runner could not run the reproducer (script missing, the
+  interpreter could not be started).
+- ``skipped``: not run, with a reason: the device it needs is unavailable, or a declared
+  requirement ``name==version`` is not installed at that version. A skip never proves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+PROVED = "proved"
+NOT_REPRODUCED = "not-reproduced"
+FIX_FAILED = "fix-failed"
+TIMED_OUT = "timed-out"
+HARNESS_ERROR = "harness-error"
+SKIPPED = "skipped"
+VERDICTS = (PROVED, NOT_REPRODUCED, FIX_FAILED, TIMED_OUT, HARNESS_ERROR, SKIPPED)
+# Verdicts that leave a run successful; every other one fails it.
+PASSING_VERDICTS = frozenset({PROVED, SKIPPED})
+
+
+@dataclass
+class MatchedLine:
+    """A captured line that a signature pattern matched."""
+
+    line: str
+    signature: int  # index into the entry's signatures
+
+
+@dataclass
+class ModeResult:
+    """One run of the reproducer, broken or fixed."""
+
+    mode: str
+    args: list[str]
+    exit_code: int | None  # None when killed by a signal
+    signal: str | None  # e.g. "SIGSEGV", or the signal the runner stopped it with
+    seconds: float
+    timed_out: bool
+    output_bytes: int
+    truncated: bool  # output exceeded HEAD_BYTES + TAIL_BYTES; the middle was not kept
+    matched_lines: list[MatchedLine] = field(default_factory=list)
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.matched_lines)
+
+
+@dataclass
+class VerificationResult:
+    """The verdict on one entry's reproducer, with what both modes did."""
+
+    entry: str
+    verdict: str
+    reason: str
+    device: str
+    started_at: str
+    timeout: int
+    broken: ModeResult | None = None
+    fixed: ModeResult | None = None
+    matched_signature: int | None = None
+    output_excerpt: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict in PASSING_VERDICTS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "device": self.device,
+            "started_at": self.started_at,
+            "timeout": self.timeout,
+            "broken": None if self.broken is None else asdict(self.broken),
+            "fixed": None if self.fixed is None else asdict(self.fixed),
+            "matched_signature": self.matched_signature,
+            "output_excerpt": self.output_excerpt,
+        }
+
+
+def now_iso() -> str:
+    """The current UTC time in ISO 8601, to the second: ``2024-05-01T12:00:00Z``."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
