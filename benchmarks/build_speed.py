@@ -159,9 +159,7 @@ def generate_entries(entries_dir: Path, count: int, categories: list[str]) -> No
     """Write ``count`` entries spread round-robin over ``categories``."""
     base = yaml.safe_load(EXAMPLE_ENTRY.read_text(encoding="utf-8"))
     # The example's fix region, so the pages carry the same fix code as the real one.
-    fix_region = extract_fix_region(
-        (EXAMPLE_ENTRY.parent / "repro.py").read_text(encoding="utf-8")
-    )
+    fix_region = extract_fix_region((EXAMPLE_ENTRY.parent / "repro.py").read_text(encoding="utf-8"))
     ids = [(categories[number % len(categories)], f"bench-{number:05d}") for number in range(count)]
     # Each entry links to the next entry of its category (not wrapping around), so every
     # relation is stated from one side only and is always consistent.

@@ -45,8 +45,24 @@ from failpedia.cli.index_source import compile_catalog  # noqa: E402
 from failpedia.signatures.dialect import DOT, compile_pattern  # noqa: E402
 from failpedia.signatures.index_format import dump_json  # noqa: E402
 
-WORDS = ("tensor", "grad", "rank", "shard", "bucket", "optimizer", "allreduce", "stream",
-         "kernel", "dtype", "buffer", "param", "layer", "cache", "graph", "device")
+WORDS = (
+    "tensor",
+    "grad",
+    "rank",
+    "shard",
+    "bucket",
+    "optimizer",
+    "allreduce",
+    "stream",
+    "kernel",
+    "dtype",
+    "buffer",
+    "param",
+    "layer",
+    "cache",
+    "graph",
+    "device",
+)
 
 
 def to_ere(canonical: str) -> str:
@@ -65,12 +81,19 @@ def synthetic_index(count: int, rng: random.Random) -> tuple[dict, list[str]]:
         core = f"E{number:04d} " + " ".join(words)
         source = re.escape(core).replace("\\ ", " ") + r" at step \d+ \(size [\w.]+\)"
         compiled = compile_pattern(source)
-        entries.append({
-            "id": f"synthetic-{number}", "title": core, "category": "synthetic",
-            "kind": "crash", "role": "initiating", "url": f"synthetic/{number}/",
-            "causes": [], "caused_by": [],
-            "patterns": [{"source": compiled.canonical, "literals": list(compiled.literals)}],
-        })
+        entries.append(
+            {
+                "id": f"synthetic-{number}",
+                "title": core,
+                "category": "synthetic",
+                "kind": "crash",
+                "role": "initiating",
+                "url": f"synthetic/{number}/",
+                "causes": [],
+                "caused_by": [],
+                "patterns": [{"source": compiled.canonical, "literals": list(compiled.literals)}],
+            }
+        )
         lines.append(f"RuntimeError: {core} at step {rng.randint(1, 99999)} (size 4.5)")
     index = build_index(compile_catalog(REPO / "entries")[0], "")
     index["entries"] = entries
@@ -87,25 +110,34 @@ def noise_block(rng: random.Random, near_misses: list[str]) -> str:
         if kind < 0.3:
             bar = "".join(
                 f"\r[default{rank % 8}]:Epoch 2: {p:3d}%|{'#' * (p // 10):<10}| "
-                f"{p * 12}/1200 [01:{p % 60:02d}<02:00, 9.9it/s]" for p in range(0, 100, 9)
+                f"{p * 12}/1200 [01:{p % 60:02d}<02:00, 9.9it/s]"
+                for p in range(0, 100, 9)
             )
             line = bar[1:]
         elif kind < 0.5:
-            line = (f"node{rank // 8:02d}:{4000 + rank}:{4100 + rank} [{rank % 8}] NCCL INFO "
-                    f"Channel {rng.randint(0, 31):02d}/32 : {rank} {(rank + 1) % 64} via P2P/IPC")
+            line = (
+                f"node{rank // 8:02d}:{4000 + rank}:{4100 + rank} [{rank % 8}] NCCL INFO "
+                f"Channel {rng.randint(0, 31):02d}/32 : {rank} {(rank + 1) % 64} via P2P/IPC"
+            )
         elif kind < 0.7:
-            line = (f"[rank{rank}]:2024-06-11 03:{rng.randint(0, 59):02d}:"
-                    f"{rng.randint(0, 59):02d},{rng.randint(0, 999):03d} INFO "
-                    f"train.py:{rng.randint(10, 400)} step "
-                    f"{rng.randint(1, 99999)} loss {rng.random() * 3:.4f} lr 3.0e-4")
+            line = (
+                f"[rank{rank}]:2024-06-11 03:{rng.randint(0, 59):02d}:"
+                f"{rng.randint(0, 59):02d},{rng.randint(0, 999):03d} INFO "
+                f"train.py:{rng.randint(10, 400)} step "
+                f"{rng.randint(1, 99999)} loss {rng.random() * 3:.4f} lr 3.0e-4"
+            )
         elif kind < 0.8:
-            line = (f"\x1b[33m[W{rng.randint(1000, 1231)} 03:00:00.{rng.randint(0, 999999):06d} "
-                    f"{rng.randint(100, 9999)} torch/_dynamo/utils.py:{rng.randint(10, 999)}]"
-                    f"\x1b[0m {rng.choice(WORDS)} {rng.choice(WORDS)} recompiled")
+            line = (
+                f"\x1b[33m[W{rng.randint(1000, 1231)} 03:00:00.{rng.randint(0, 999999):06d} "
+                f"{rng.randint(100, 9999)} torch/_dynamo/utils.py:{rng.randint(10, 999)}]"
+                f"\x1b[0m {rng.choice(WORDS)} {rng.choice(WORDS)} recompiled"
+            )
         elif kind < 0.9:
-            line = (f'  File "/opt/conda/lib/python3.11/site-packages/torch/'
-                    f'{rng.choice(WORDS)}.py", line {rng.randint(1, 3000)}, '
-                    f"in {rng.choice(WORDS)}_{rng.choice(WORDS)}")
+            line = (
+                f'  File "/opt/conda/lib/python3.11/site-packages/torch/'
+                f'{rng.choice(WORDS)}.py", line {rng.randint(1, 3000)}, '
+                f"in {rng.choice(WORDS)}_{rng.choice(WORDS)}"
+            )
         else:
             line = f"[rank{rank}]:" + rng.choice(near_misses)
         out.append(line)
@@ -139,10 +171,16 @@ def write_log(path: Path, megabytes: int, matches: list[str], rng: random.Random
 def byte_compile_package() -> None:
     """Byte-compile the failpedia package that ``python -m failpedia.cli`` runs (an
     installed wheel's modules are compiled when pip installs it)."""
-    subprocess.run([sys.executable, "-c", "import compileall, failpedia, os; "
-                    "compileall.compile_dir(os.path.dirname(failpedia.__file__), quiet=1)"],
-                   check=True, env={k: v for k, v in os.environ.items()
-                                    if k != "PYTHONDONTWRITEBYTECODE"})
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import compileall, failpedia, os; "
+            "compileall.compile_dir(os.path.dirname(failpedia.__file__), quiet=1)",
+        ],
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    )
 
 
 def timed(command: list[str] | str, shell: bool = False) -> float:
@@ -151,8 +189,9 @@ def timed(command: list[str] | str, shell: bool = False) -> float:
     Output goes to a pipe, not /dev/null: GNU grep notices /dev/null and stops at the first
     match, as with -q. Exit status 0 (found) and 1 (nothing found) are both full runs."""
     start = time.perf_counter()
-    done = subprocess.run(command, shell=shell, capture_output=True,
-                          env={**os.environ, "LC_ALL": "C"}, check=False)
+    done = subprocess.run(
+        command, shell=shell, capture_output=True, env={**os.environ, "LC_ALL": "C"}, check=False
+    )
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{command} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
@@ -196,38 +235,61 @@ def main() -> int:
             index_file = work / f"{name}.json"
             index_file.write_text(dump_json(index))
             patterns = work / f"{name}.ere"
-            patterns.write_text("\n".join(
-                to_ere(p["source"]) for e in index["entries"] for p in e["patterns"]) + "\n")
+            patterns.write_text(
+                "\n".join(to_ere(p["source"]) for e in index["entries"] for p in e["patterns"])
+                + "\n"
+            )
             cache = work / "cache"
             shutil.rmtree(cache, ignore_errors=True)
-            failpedia = [sys.executable, "-m", "failpedia.cli", "diagnose", "--json",
-                         "--index", str(index_file)]
+            failpedia = [
+                sys.executable,
+                "-m",
+                "failpedia.cli",
+                "diagnose",
+                "--json",
+                "--index",
+                str(index_file),
+            ]
             os.environ["XDG_CACHE_HOME"] = str(cache)
             small = work / "small.log"
             small.write_text("warm up\n")
             compile_seconds = timed([*failpedia, str(small)])
             for label, grep_cmd, ours, warm in (
-                ("plain", ["grep", "-E", "-c", "-f", str(patterns), str(log)],
-                 [*failpedia, str(log)], log),
-                ("gzip", f"zcat {log}.gz | grep -E -c -f {patterns}", [*failpedia, f"{log}.gz"],
-                 Path(f"{log}.gz")),
+                (
+                    "plain",
+                    ["grep", "-E", "-c", "-f", str(patterns), str(log)],
+                    [*failpedia, str(log)],
+                    log,
+                ),
+                (
+                    "gzip",
+                    f"zcat {log}.gz | grep -E -c -f {patterns}",
+                    [*failpedia, f"{log}.gz"],
+                    Path(f"{log}.gz"),
+                ),
             ):
                 # Runs under 5 s are cheap to repeat, and single ones vary by a third here.
                 runs = args.runs if name == "project" else 3 * args.runs
                 grep_s, ours_s = median_runs(grep_cmd, ours, runs, warm)
-                rows.append({
-                    "signatures": name, "input": label,
-                    "patterns": sum(len(e["patterns"]) for e in index["entries"]),
-                    "grep_s": round(grep_s, 2), "failpedia_s": round(ours_s, 2),
-                    "grep_mb_s": round(size_mb / grep_s),
-                    "failpedia_mb_s": round(size_mb / ours_s),
-                    "speedup": round(grep_s / ours_s, 2),
-                    "first_run_with_compile_s": round(compile_seconds, 2), "runs": runs,
-                })
+                rows.append(
+                    {
+                        "signatures": name,
+                        "input": label,
+                        "patterns": sum(len(e["patterns"]) for e in index["entries"]),
+                        "grep_s": round(grep_s, 2),
+                        "failpedia_s": round(ours_s, 2),
+                        "grep_mb_s": round(size_mb / grep_s),
+                        "failpedia_mb_s": round(size_mb / ours_s),
+                        "speedup": round(grep_s / ours_s, 2),
+                        "first_run_with_compile_s": round(compile_seconds, 2),
+                        "runs": runs,
+                    }
+                )
         result = {
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{os.cpu_count()} cores, {platform.machine()}",
-            "python": platform.python_version(), "log_mb": round(size_mb),
+            "python": platform.python_version(),
+            "log_mb": round(size_mb),
             "planted_matches": planted,
             "rows": rows,
         }

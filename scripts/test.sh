@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Debian's Chromium, torch CPU, the package with its
-# test extras), then run the linter and the whole test suite.
+# test extras), then run the linter, the formatter's check, the type checker, the entry
+# checks, every CPU reproducer and the whole test suite (browser and slow tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,8 @@ if [ "${#pins[@]}" -gt 0 ]; then
 fi
 export NO_MKDOCS_2_WARNING=1
 python3 -m ruff check .
+python3 -m ruff format --check .
+python3 -m mypy
 failpedia validate
 # Prove every CPU reproducer both ways; any verdict but proved fails the run.
 failpedia verify --device cpu --jobs 2 --no-record --require-packages

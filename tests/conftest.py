@@ -7,6 +7,18 @@ import pytest
 from sitebuild import CHROMIUM, CHROMIUM_ARGS, REPO, SiteServer, mkdocs_build
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what needs Chromium (``browser``) or a site build (``slow``) from the fixtures a
+    test uses, so no test can forget its marker: ``pytest -m "not browser and not slow"``
+    is the fast run."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        if fixtures & {"built_site", "site_url", "browser"}:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's site, built with ``mkdocs build --strict``."""

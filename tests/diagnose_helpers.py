@@ -19,12 +19,17 @@ def expectations() -> dict[str, Any]:
     return json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 
 
-def run_diagnose(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
-                 command: list[str] | None = None,
-                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_diagnose(
+    *args: str,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     base = command or [sys.executable, "-m", "failpedia.cli"]
-    return subprocess.run([*base, "diagnose", *args], input=stdin, capture_output=True,
-                          cwd=cwd, timeout=300, env=env)
+    return subprocess.run(
+        [*base, "diagnose", *args], input=stdin, capture_output=True, cwd=cwd, timeout=300, env=env
+    )
 
 
 def diagnose_json(*args: str, **kwargs: Any) -> dict[str, Any]:
@@ -36,8 +41,15 @@ def diagnose_json(*args: str, **kwargs: Any) -> dict[str, Any]:
 def essence(result: dict[str, Any]) -> list[tuple[Any, ...]]:
     """What the CLI and the page must agree on: which findings, in which order, where."""
     return [
-        (item["id"], item["count"], tuple(item["ranks"]), item["root_cause"],
-         item["first"]["line"], item["first"]["rank"], item["first"]["time"],
-         item["first"]["text"])
+        (
+            item["id"],
+            item["count"],
+            tuple(item["ranks"]),
+            item["root_cause"],
+            item["first"]["line"],
+            item["first"]["rank"],
+            item["first"]["time"],
+            item["first"]["text"],
+        )
         for item in result["findings"]
     ]

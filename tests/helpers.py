@@ -8,8 +8,10 @@ it into a temporary folder, break one thing in one entry, and check the exact
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +116,19 @@ def validate(root: Path) -> tuple[int, list[str]]:
     bad = [line for line in lines if not re.match(REPORT_LINE, line)]
     assert not bad, f"lines not in path:line: field: message form: {bad}"
     return result.returncode, lines
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Fail instead of hanging: SIGALRM interrupts Python code and the re engine alike."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

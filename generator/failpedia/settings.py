@@ -56,7 +56,8 @@ def settings_from_options(
         entries_dir=folder("entries_dir", DEFAULT_ENTRIES_DIR),
         templates_dir=folder("templates_dir", DEFAULT_TEMPLATES_DIR),
         records_dir=folder("records_dir", DEFAULT_RECORDS_DIR),
-        edit_base=edit_base if isinstance(edit_base, str) and edit_base
+        edit_base=edit_base
+        if isinstance(edit_base, str) and edit_base
         else default_edit_base(repo_url),
     )
 

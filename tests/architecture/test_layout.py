@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "failpedia"
 ALLOWED: dict[str, set[str]] = {
     "signatures": set(),
     "catalog": {"signatures"},
-    "site": {"catalog", "signatures", "settings", "verify.results", "verify.records"},
+    "site": {"catalog", "signatures", "settings", "verify.results"},
     "verify": {"catalog", "signatures"},
     "diagnose": {"signatures"},
     "cli": {"catalog", "signatures", "site", "verify", "diagnose", "settings"},

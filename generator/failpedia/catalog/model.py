@@ -134,9 +134,7 @@ class Reference:
 @dataclass(kw_only=True)
 class Versions:
     affected: str = spec("Releases and setups where the failure occurs.")
-    fixed_in: str | None = spec(
-        "Release that fixed or changed it upstream, if any.", default=None
-    )
+    fixed_in: str | None = spec("Release that fixed or changed it upstream, if any.", default=None)
     note: str | None = spec("Anything else about versions.", default=None)
 
 
@@ -173,9 +171,7 @@ class Entry:
     aliases: list[Alias] = spec("Wordings people search for that no release emits.", default=[])
     affects: list[str] = spec("Components and setups where it occurs.", min_items=1)
     tags: list[str] = spec("Search keywords.", default=[], pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    mechanism: str = spec(
-        "Where in the framework the check lives and why it fires."
-    )
+    mechanism: str = spec("Where in the framework the check lives and why it fires.")
     symptoms: list[Symptom] = spec("What you observe and what it means.", default=[])
     confirm: list[str] = spec(
         "Checks a reader can run to confirm this is their problem.", min_items=1

@@ -51,7 +51,6 @@ raise SystemExit("TODO: write the reproducer")
 '''
 
 
-
 def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -> Path:
     """Create ``entries/<category>/<id>/`` with a skeleton entry and reproducer."""
     parts = target.strip("/").split("/")

@@ -55,7 +55,8 @@ def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList)
                 source.display, line, f"categories[{index}].id", f"duplicate id {category.id!r}"
             )
         seen.add(category.id)
-    return registry.categories
+    categories: list[Category] = registry.categories
+    return categories
 
 
 def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
@@ -80,7 +81,9 @@ def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, Proble
     category_ids = {category.id for category in categories}
     for path in find_misplaced_entry_files(entries_dir):
         problems.add(
-            display_path(path, root), 0, "",
+            display_path(path, root),
+            0,
+            "",
             "entry files belong at entries/<category>/<id>/entry.yaml",
         )
 
@@ -93,7 +96,9 @@ def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, Proble
         if duplicate_of is not None:
             line = source.document.line_of(("id",)) if source else 0
             problems.add(
-                display_path(path, root), line, "id",
+                display_path(path, root),
+                line,
+                "id",
                 f"duplicate id {folder_id!r}: also used by {duplicate_of}",
             )
         else:
@@ -128,7 +133,9 @@ def _check_entry(
 
     if not source.text.startswith(SCHEMA_MODELINE):
         problems.add(
-            source.display, 1, "",
+            source.display,
+            1,
+            "",
             f"the first line must be `{SCHEMA_MODELINE}`, so that editors check the file",
         )
     if entry.id != item.folder.name:
@@ -226,9 +233,7 @@ def _check_engine(loaded: list[tuple[CatalogEntry, SourceFile]], problems: Probl
     """Patterns that pass the dialect but that Hyperscan, the linear-time engine behind
     ``failpedia diagnose``, would refuse (too large a repeat, for one)."""
     located = [
-        (item, source, number)
-        for item, source in loaded
-        for number in range(len(item.patterns))
+        (item, source, number) for item, source in loaded for number in range(len(item.patterns))
     ]
     refused = engine_refusals([item.patterns[number].canonical for item, _, number in located])
     for position, reason in sorted((refused or {}).items()):

@@ -31,8 +31,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     settings = project_settings(args)
     problems = ProblemList()
     categories = {
-        category.id
-        for category in load_categories(settings.entries_dir, settings.root, problems)
+        category.id for category in load_categories(settings.entries_dir, settings.root, problems)
     }
     if problems:
         return report_problems(problems)

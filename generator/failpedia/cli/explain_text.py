@@ -14,13 +14,18 @@ def _paragraphs(text: str, indent: str = "") -> list[str]:
     out: list[str] = []
     for block in text.strip().split("\n\n"):
         lines = block.splitlines()
-        keep = any(line.startswith(("-", "*", " ", "|", "`")) or line[:2].rstrip(".").isdigit()
-                   for line in lines)
+        keep = any(
+            line.startswith(("-", "*", " ", "|", "`")) or line[:2].rstrip(".").isdigit()
+            for line in lines
+        )
         if keep:
             out.extend(indent + line for line in lines)
         else:
-            out.extend(textwrap.wrap(" ".join(lines), WIDTH, initial_indent=indent,
-                                     subsequent_indent=indent))
+            out.extend(
+                textwrap.wrap(
+                    " ".join(lines), WIDTH, initial_indent=indent, subsequent_indent=indent
+                )
+            )
         out.append("")
     return out
 

@@ -17,8 +17,7 @@ from failpedia.signatures.index_format import IndexUnavailable
 
 def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
     """The ``--index`` file and ``--entries`` folder, where given."""
-    return (Path(args.index) if args.index else None,
-            Path(args.entries) if args.entries else None)
+    return (Path(args.index) if args.index else None, Path(args.entries) if args.entries else None)
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -27,8 +26,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from failpedia.diagnose.sources import collect_inputs
 
     if not args.paths and sys.stdin.isatty():
-        print("failpedia diagnose: give log files or folders, or pipe a log into '-'",
-              file=sys.stderr)
+        print(
+            "failpedia diagnose: give log files or folders, or pipe a log into '-'", file=sys.stderr
+        )
         return 2
     inputs, problems = collect_inputs(args.paths)
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 VERIFY_EPILOG = """\
 Runs each selected entry's reproducer twice, in a fresh subprocess with a clean
@@ -48,7 +49,8 @@ def _jobs(text: str) -> int:
 def _index_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--index", metavar="FILE", help="a signatures.json to use")
     command.add_argument(
-        "--entries", metavar="DIR",
+        "--entries",
+        metavar="DIR",
         help="compile the index from this entries folder (default: the installed index, "
         "or the checkout's entries/)",
     )
@@ -75,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "requirements", help="list the packages reproducers declare, one pin per line"
     )
     requirements.add_argument(
-        "--device", choices=("cpu", "cuda", "multi-gpu", "all"), default="all",
+        "--device",
+        choices=("cpu", "cuda", "multi-gpu", "all"),
+        default="all",
         help="only entries for this device (default: all)",
     )
     requirements.set_defaults(handler=_requirements)
@@ -133,7 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
     diagnose.add_argument("--json", action="store_true", help="print one JSON document")
     diagnose.add_argument(
-        "--context", type=_context, default=3, metavar="N",
+        "--context",
+        type=_context,
+        default=3,
+        metavar="N",
         help="lines shown before and after each first match (default: 3)",
     )
     diagnose.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
@@ -216,11 +223,10 @@ def _explain(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.handler(args)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader (head, less) went away: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-
-

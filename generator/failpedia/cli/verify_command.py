@@ -60,9 +60,7 @@ def _device_filter(item: CatalogEntry, device: str) -> str | None:
     return None
 
 
-def verify_exit_code(
-    results: list[VerificationResult], require_packages: bool = False
-) -> int:
+def verify_exit_code(results: list[VerificationResult], require_packages: bool = False) -> int:
     """0 when every result passed (proved or skipped), else 1.
 
     A stale entry (broken mode no longer reproduces on a newer release than the one it
@@ -71,8 +69,7 @@ def verify_exit_code(
     or mismatched requirement fails as well; a skip for a missing GPU never does.
     """
     if require_packages and any(
-        result.verdict == SKIPPED and result.reason.startswith("requires ")
-        for result in results
+        result.verdict == SKIPPED and result.reason.startswith("requires ") for result in results
     ):
         return 1
     return 0 if all(result.passed for result in results) else 1
@@ -83,17 +80,12 @@ def _seconds(mode: ModeResult | None) -> str:
 
 
 def _counts(results: list[VerificationResult]) -> dict[str, int]:
-    return {
-        verdict: sum(result.verdict == verdict for result in results)
-        for verdict in VERDICTS
-    }
+    return {verdict: sum(result.verdict == verdict for result in results) for verdict in VERDICTS}
 
 
 def _summary_table(results: list[VerificationResult]) -> str:
     rows = [("entry", "verdict", "broken s", "fixed s", "reason")]
-    rows += [
-        (r.entry, r.verdict, _seconds(r.broken), _seconds(r.fixed), r.reason) for r in results
-    ]
+    rows += [(r.entry, r.verdict, _seconds(r.broken), _seconds(r.fixed), r.reason) for r in results]
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     lines = []
     for row in rows:

@@ -22,7 +22,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Iterator
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple, cast
 
 from failpedia.diagnose.sources import DECOMPRESS_ERRORS, InputError
 from failpedia.signatures.line_rules import ANSI
@@ -30,8 +30,12 @@ from failpedia.signatures.line_rules import ANSI
 BLOCK_SIZE = 2 << 20
 MAX_CARRY = 8 << 20
 PROBE_SIZE = 4096  # how much a worker reads at a time to find where its block starts
-WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                     else os.cpu_count() or 1))
+WORKERS = max(
+    1,
+    min(
+        8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    ),
+)
 SLOTS = 2 * WORKERS + 1  # one being filled and one waiting per worker, one being read
 
 Scan = Callable[[memoryview], list[tuple[int, int]]]
@@ -54,7 +58,10 @@ def count_newlines_python(data: memoryview) -> int:
 
 
 try:
-    from failpedia.diagnose._logbytes import count_newlines, strip_and_count
+    from failpedia.diagnose._logbytes import (  # type: ignore[import-untyped]
+        count_newlines,
+        strip_and_count,
+    )
 
     COMPILED = True
 except ImportError:  # built without a C compiler
@@ -218,7 +225,8 @@ class BlockReader:
     after letting go of the lock, while the other reads the next."""
 
     def __init__(self, stream: BinaryIO, scan: Scan, workers: int = WORKERS) -> None:
-        self._stream = stream
+        # Every stream diagnose opens (a file, gzip, standard input) is buffered binary I/O.
+        self._stream = cast(io.BufferedIOBase, stream)
         self._scan = scan
         self._lock = threading.Lock()  # the order of blocks, the stream's reads and carry
         self._carry = b""
@@ -286,8 +294,7 @@ class BlockReader:
                 if pending is None:
                     return
             try:  # outside the lock: the other workers read meanwhile
-                pending.block = prepare(slot, pending.size, self._scan, pending.last,
-                                        pending.read)
+                pending.block = prepare(slot, pending.size, self._scan, pending.last, pending.read)
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
                 pending.fail(input_error(error))
                 continue

@@ -24,8 +24,15 @@ class LineHit:
 
     __slots__ = ("line_no", "text", "probes", "before", "after", "missing_after")
 
-    def __init__(self, line_no: int, text: str, probes: set[int], before: list[str],
-                 after: list[str] | None = None, missing_after: int = 0) -> None:
+    def __init__(
+        self,
+        line_no: int,
+        text: str,
+        probes: set[int],
+        before: list[str],
+        after: list[str] | None = None,
+        missing_after: int = 0,
+    ) -> None:
         self.line_no, self.text, self.probes = line_no, text, probes
         self.before, self.after = before, after if after is not None else []
         self.missing_after = missing_after
@@ -77,8 +84,9 @@ class LineCollector:
         if self.waiting:
             ready.extend(_complete(self.waiting, data, size, done))
         if block.candidates:
-            for hit in _lines_of(data, size, block.candidates, self.lines, self.tail,
-                                 self.before, self.after, done):
+            for hit in _lines_of(
+                data, size, block.candidates, self.lines, self.tail, self.before, self.after, done
+            ):
                 if hit.missing_after or self.waiting:
                     self.waiting.append(hit)
                 else:
@@ -123,9 +131,7 @@ def _first_lines(
     return lines
 
 
-def _complete(
-    waiting: list[LineHit], data: bytearray, size: int, done: bool
-) -> Iterator[LineHit]:
+def _complete(waiting: list[LineHit], data: bytearray, size: int, done: bool) -> Iterator[LineHit]:
     """Give waiting hits the lines they still lack from the start of ``data``, then yield,
     in order, those at the front that are complete."""
     lines = _first_lines(data, size, max(hit.missing_after for hit in waiting), done)
@@ -171,9 +177,16 @@ def _lines_of(
         end = size if end == -1 else end
         following = _first_lines(data, size, after, done, end + 1) if after else []
         missing = 0 if done else after - len(following)
-        result.append(LineHit(base_line + candidate.lines_before + 1, _decode(data[start:end]),
-                              candidate.probes, _lines_before(data, start, before, tail),
-                              following, missing))
+        result.append(
+            LineHit(
+                base_line + candidate.lines_before + 1,
+                _decode(data[start:end]),
+                candidate.probes,
+                _lines_before(data, start, before, tail),
+                following,
+                missing,
+            )
+        )
     return result
 
 
@@ -185,5 +198,5 @@ def _lines_before(data: bytearray, start: int, count: int, tail: list[str]) -> l
         lines.insert(0, _decode(data[previous : position - 1]))
         position = previous
     if len(lines) < count and tail:
-        lines = tail[-(count - len(lines)):] + lines
+        lines = tail[-(count - len(lines)) :] + lines
     return lines

@@ -119,22 +119,32 @@ class HyperscanEngine(Engine):
 
     name = "hyperscan"
     LITERAL_HITS = 32
-    def __init__(self, probes: Sequence[Probe], use_cache: bool = True,
-                 identity: str | None = None) -> None:
+
+    def __init__(
+        self, probes: Sequence[Probe], use_cache: bool = True, identity: str | None = None
+    ) -> None:
         import hyperscan
 
         self._hs = hyperscan
         self._use_cache = use_cache
         # The probes name the cache files, unless the caller names the probe set itself
         # (``identity``): then the files can be found before the probes are built.
-        key = _cache_key(hyperscan, identity if identity is not None else "\0".join(
-            f"r{probe.regex}\2" + "\1".join(probe.literals) for probe in probes))
+        key = _cache_key(
+            hyperscan,
+            identity
+            if identity is not None
+            else "\0".join(f"r{probe.regex}\2" + "\1".join(probe.literals) for probe in probes),
+        )
         # The Hyperscan forms are only needed when a database has to be compiled.
-        self.database = self._database(f"hs-{key}.db", lambda: [
-            hyperscan_form(probe.regex) if probe.regex is not None
-            else _literal_form(probe.literals)
-            for probe in probes
-        ])
+        self.database = self._database(
+            f"hs-{key}.db",
+            lambda: [
+                hyperscan_form(probe.regex)
+                if probe.regex is not None
+                else _literal_form(probe.literals)
+                for probe in probes
+            ],
+        )
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
         self.find_literals: LiteralPass | None
         self.find_literals = None
@@ -174,9 +184,7 @@ class HyperscanEngine(Engine):
             )
         )
 
-    def _hyperscan_literals(
-        self, database: Any
-    ) -> LiteralPass:
+    def _hyperscan_literals(self, database: Any) -> LiteralPass:
         return lambda block: self._scan(database, block)
 
     def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
@@ -235,7 +243,5 @@ def make_engine(
             reason = f"hyperscan could not compile the signatures ({error})"
         if prefer == "hyperscan":
             raise RuntimeError(reason)
-        return LiteralEngine(probes), (
-            f"{reason}; matching with the slower pure-Python engine"
-        )
+        return LiteralEngine(probes), (f"{reason}; matching with the slower pure-Python engine")
     return LiteralEngine(probes), None

@@ -63,8 +63,14 @@ _PROBE_FORM = "probes-1"
 class _Matchers:
     """The probes of one run: every signature pattern, then the internal ones."""
 
-    def __init__(self, index: SignatureIndex, with_error_like: bool, engine_name: str | None,
-                 digest: str | None = None, engine: Engine | None = None) -> None:
+    def __init__(
+        self,
+        index: SignatureIndex,
+        with_error_like: bool,
+        engine_name: str | None,
+        digest: str | None = None,
+        engine: Engine | None = None,
+    ) -> None:
         # Each pattern is compiled for the exact check the first time its probe fires: a
         # log touches few of them, and compiling thousands up front costs seconds.
         self.pattern_of: list[tuple[int, str]] = []
@@ -81,10 +87,12 @@ class _Matchers:
             for _, literals, _ in ERROR_LIKE:
                 self.error_probes.add(len(probes))
                 probes.append(Probe(None, tuple(literals)))
-        self.engine, self.warning = engine, None
+        self.warning: str | None = None
         if engine is None:
-            self.engine, self.warning = make_engine(
-                probes, engine_name, _probe_identity(digest, with_error_like))
+            engine, self.warning = make_engine(
+                probes, engine_name, _probe_identity(digest, with_error_like)
+            )
+        self.engine: Engine = engine
 
     def exact(self, probe: int) -> ExactPattern:
         compiled = self._compiled.get(probe)
@@ -98,8 +106,9 @@ def _probe_identity(digest: str | None, with_error_like: bool) -> str | None:
     their compiled form is found in the cache before the file is parsed."""
     if digest is None:
         return None
-    return "\0".join([_PROBE_FORM, digest, str(with_error_like), ROOT_CAUSE_MARKER,
-                      repr(ERROR_LIKE)])
+    return "\0".join(
+        [_PROBE_FORM, digest, str(with_error_like), ROOT_CAUSE_MARKER, repr(ERROR_LIKE)]
+    )
 
 
 def _error_scorers() -> list[tuple[int, re.Pattern[str]]]:
@@ -133,17 +142,19 @@ def diagnose(
     warnings = [matchers.warning] if matchers.warning else []
     if not COMPILED:
         warnings.append(
-            "the compiled log reader (failpedia.diagnose._logbytes) was not built when failpedia "
-            "was "
-            "installed; reading logs in Python, several times slower"
+            "the compiled log reader (failpedia.diagnose._logbytes) was not built when "
+            "failpedia was installed; reading logs in Python, several times slower"
         )
     findings: dict[int, Finding] = {}
     root = RootCause()
     scorers = _error_scorers()
     error_heap: list[tuple[int, tuple[int, int, int], ErrorLine]] = []
     for source, log in enumerate(inputs):
-        hits = started if source == 0 and started is not None else _scan(
-            log, matchers.engine, context, after, summaries[source], problems)
+        hits = (
+            started
+            if source == 0 and started is not None
+            else _scan(log, matchers.engine, context, after, summaries[source], problems)
+        )
         for hit in hits:
             if matchers.root_probe in hit.probes:
                 _read_root_cause(hit, source, root)
@@ -160,13 +171,23 @@ def diagnose(
                 if error_matchers.error_probes & hit.probes:
                     _collect_error_lines(hit, source, log, scorers, error_heap)
     error_lines = sorted((item for _, _, item in error_heap), key=lambda item: item.order)
-    engine = matchers.engine.name
-    return Diagnosis(engine, summaries, ordered, error_lines if not ordered else [],
-                     assumed_year, warnings, problems)
+    return Diagnosis(
+        matchers.engine.name,
+        summaries,
+        ordered,
+        error_lines if not ordered else [],
+        assumed_year,
+        warnings,
+        problems,
+    )
 
 
 def _scan(
-    log: LogInput, engine: Engine, before: int, after: int, summary: InputSummary,
+    log: LogInput,
+    engine: Engine,
+    before: int,
+    after: int,
+    summary: InputSummary,
     problems: list[str],
 ) -> Iterator[LineHit]:
     """Open ``log`` and start scanning it (a regular file's workers start at once); the
@@ -179,8 +200,11 @@ def _scan(
         return iter(())
     try:
         span = FileSpan.of(stream)
-        hits = (scan_file(span, engine.find, before, after, stats) if span is not None
-                else scan_stream(stream, engine, before, after, stats))
+        hits = (
+            scan_file(span, engine.find, before, after, stats)
+            if span is not None
+            else scan_stream(stream, engine, before, after, stats)
+        )
     except BaseException:
         if log.path is not None:
             stream.close()
@@ -189,8 +213,12 @@ def _scan(
 
 
 def _hits_then_close(
-    hits: Iterator[LineHit], log: LogInput, stream: BinaryIO, stats: ScanStats,
-    summary: InputSummary, problems: list[str],
+    hits: Iterator[LineHit],
+    log: LogInput,
+    stream: BinaryIO,
+    stats: ScanStats,
+    summary: InputSummary,
+    problems: list[str],
 ) -> Iterator[LineHit]:
     try:
         yield from hits
@@ -203,8 +231,13 @@ def _hits_then_close(
 
 
 def _match_hit(
-    hit: LineHit, source: int, log: LogInput, index: SignatureIndex, matchers: _Matchers,
-    findings: dict[int, Finding], context: int,
+    hit: LineHit,
+    source: int,
+    log: LogInput,
+    index: SignatureIndex,
+    matchers: _Matchers,
+    findings: dict[int, Finding],
+    context: int,
 ) -> None:
     by_entry: dict[int, list[ExactPattern]] = {}
     for probe in hit.probes:
@@ -226,13 +259,20 @@ def _match_hit(
             finding = findings.get(entry_index)
             if finding is None:
                 finding = findings[entry_index] = Finding(entry, index.url(entry))
-            finding.occurrences.append(Occurrence(
-                source, log.name, hit.line_no, number,
-                segment.rank if segment.rank is not None else log.rank,
-                segment.time, segment.text, span,
-                [display_text(line) for line in hit.before[-context:]] if context else [],
-                [display_text(line) for line in hit.after[:context]] if context else [],
-            ))
+            finding.occurrences.append(
+                Occurrence(
+                    source,
+                    log.name,
+                    hit.line_no,
+                    number,
+                    segment.rank if segment.rank is not None else log.rank,
+                    segment.time,
+                    segment.text,
+                    span,
+                    [display_text(line) for line in hit.before[-context:]] if context else [],
+                    [display_text(line) for line in hit.after[:context]] if context else [],
+                )
+            )
 
 
 def _read_root_cause(hit: LineHit, source: int, root: RootCause) -> None:
@@ -248,7 +288,10 @@ def _read_root_cause(hit: LineHit, source: int, root: RootCause) -> None:
 
 
 def _collect_error_lines(
-    hit: LineHit, source: int, log: LogInput, scorers: list[tuple[int, re.Pattern[str]]],
+    hit: LineHit,
+    source: int,
+    log: LogInput,
+    scorers: list[tuple[int, re.Pattern[str]]],
     heap: list[tuple[int, tuple[int, int, int], ErrorLine]],
 ) -> None:
     for number, segment in enumerate(split_line(hit.text)):
@@ -262,5 +305,3 @@ def _collect_error_lines(
             heapq.heappush(heap, (score, order, item))
         elif (score, order) > heap[0][:2]:
             heapq.heapreplace(heap, (score, order, item))
-
-

@@ -16,12 +16,33 @@ class Occurrence:
     """One place an entry's signature matched: which input, line and segment, with the
     line's text, the match's span and the lines around it."""
 
-    __slots__ = ("source", "file", "line", "segment", "rank", "time", "text", "span", "before",
-                 "after", "root_cause")
+    __slots__ = (
+        "source",
+        "file",
+        "line",
+        "segment",
+        "rank",
+        "time",
+        "text",
+        "span",
+        "before",
+        "after",
+        "root_cause",
+    )
 
-    def __init__(self, source: int, file: str, line: int, segment: int, rank: str | None,
-                 time: LogTime | None, text: str, span: tuple[int, int], before: list[str],
-                 after: list[str]) -> None:
+    def __init__(
+        self,
+        source: int,
+        file: str,
+        line: int,
+        segment: int,
+        rank: str | None,
+        time: LogTime | None,
+        text: str,
+        span: tuple[int, int],
+        before: list[str],
+        after: list[str],
+    ) -> None:
         self.source, self.file, self.line, self.segment = source, file, line, segment
         self.rank, self.time, self.text, self.span = rank, time, text, span
         self.before, self.after = before, after

@@ -18,7 +18,9 @@ ROLE_ORDER = {"initiating": 0, "downstream": 1}
 
 def assumed_year_of(findings: list[Finding]) -> int:
     years = [
-        item.time.year for finding in findings for item in finding.occurrences
+        item.time.year
+        for finding in findings
+        for item in finding.occurrences
         if item.time is not None and item.time.year is not None
     ]
     return min(years) if years else 1970
@@ -37,7 +39,7 @@ def choose_first(finding: Finding, assumed_year: int) -> None:
 def causal_levels(findings: list[Finding], index: SignatureIndex) -> None:
     """Causal level: one more than the deepest found entry that causes this one."""
     found = {finding.entry.id for finding in findings}
-    edges = set()
+    edges: set[tuple[str, str]] = set()
     for entry in index.entries:
         if entry.id not in found:
             continue

@@ -51,8 +51,12 @@ def _seconds(item: Occurrence, year: int) -> float | None:
 
 
 def _location(item: Occurrence, year: int) -> dict[str, Any]:
-    return {"file": item.file, "line": item.line, "rank": item.rank,
-            "time": format_time(_seconds(item, year))}
+    return {
+        "file": item.file,
+        "line": item.line,
+        "rank": item.rank,
+        "time": format_time(_seconds(item, year)),
+    }
 
 
 def finding_json(finding: Finding, year: int) -> dict[str, Any]:
@@ -70,9 +74,12 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
         "count": len(finding.occurrences),
         "ranks": finding.ranks,
         "root_cause": finding.root_cause,
-        "first": _location(first, year) | {
-            "text": first.text, "match": list(first.span),
-            "before": first.before, "after": first.after,
+        "first": _location(first, year)
+        | {
+            "text": first.text,
+            "match": list(first.span),
+            "before": first.before,
+            "after": first.after,
         },
         "locations": [_location(item, year) for item in ordered[:MAX_LOCATIONS]],
     }
@@ -82,12 +89,19 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
     data = {
         "format": JSON_FORMAT,
         "engine": diagnosis.engine,
-        "inputs": [{"name": item.name, "rank": item.rank, "bytes": item.bytes, "lines": item.lines}
-                   for item in diagnosis.inputs],
+        "inputs": [
+            {"name": item.name, "rank": item.rank, "bytes": item.bytes, "lines": item.lines}
+            for item in diagnosis.inputs
+        ],
         "findings": [finding_json(item, diagnosis.assumed_year) for item in diagnosis.findings],
         "unmatched": [
-            {"file": item.file, "line": item.line, "rank": item.rank, "score": item.score,
-             "text": item.text}
+            {
+                "file": item.file,
+                "line": item.line,
+                "rank": item.rank,
+                "score": item.score,
+                "text": item.text,
+            }
             for item in diagnosis.error_lines
         ],
         "warnings": diagnosis.warnings,
@@ -100,8 +114,9 @@ def rank_ranges(ranks: list[str]) -> str:
     """``["0", "1", "2", "5", "h:1"]`` -> ``"0-2,5,h:1"``."""
     parts: list[str] = []
     numbers = [int(rank) for rank in ranks if rank.isdigit()]
-    start = previous = None
-    for number in numbers + [None]:
+    start: int | None = None
+    previous = -1
+    for number in [*numbers, None]:
         if start is not None and (number is None or number != previous + 1):
             parts.append(str(start) if start == previous else f"{start}-{previous}")
             start = None
@@ -113,24 +128,28 @@ def rank_ranges(ranks: list[str]) -> str:
 
 
 def _size(count: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1000
-    return str(count)  # pragma: no cover
+    if count < 1000:
+        return f"{count} bytes"
+    size = float(count)
+    for unit in ("KB", "MB"):
+        size /= 1000
+        if size < 1000:
+            return f"{size:.1f} {unit}"
+    return f"{size / 1000:.1f} GB"
 
 
 def diagnosis_text(diagnosis: Diagnosis) -> str:
     total_bytes = sum(item.bytes for item in diagnosis.inputs)
     total_lines = sum(item.lines for item in diagnosis.inputs)
     logs = len(diagnosis.inputs)
-    scanned = (f"{logs} log{'s' * (logs != 1)}, {_size(total_bytes)}, "
-               f"{total_lines:,} lines")
+    scanned = f"{logs} log{'s' * (logs != 1)}, {_size(total_bytes)}, {total_lines:,} lines"
     out: list[str] = []
     count = len(diagnosis.findings)
     if count:
-        out.append(f"{count} known failure{'s' * (count != 1)} in {scanned}; "
-                   "the one that started it first.")
+        out.append(
+            f"{count} known failure{'s' * (count != 1)} in {scanned}; "
+            "the one that started it first."
+        )
     else:
         out.append(f"No known failure in {scanned}.")
     for number, finding in enumerate(diagnosis.findings, start=1):

@@ -14,20 +14,23 @@ import re
 import sys
 import zlib
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from types import ModuleType
+from typing import BinaryIO, NamedTuple, cast
 
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 8192
 RANK_IN_NAME = re.compile(r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)", re.IGNORECASE)
 
+_gzip_module: ModuleType
+# What reading a damaged gzip file raises: a cut-off file, a bad header or checksum, a
+# corrupt deflate stream (ISA-L's own error is not an OSError).
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...]
 try:  # ISA-L's igzip decompresses three times faster than zlib
     from isal import igzip as _gzip_module
     from isal.isal_zlib import error as _isal_error
 
-    # What reading a damaged gzip file raises: a cut-off file, a bad header or checksum,
-    # a corrupt deflate stream (ISA-L's own error is not an OSError).
-    DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (
-        EOFError, gzip.BadGzipFile, zlib.error, _isal_error)
+    # isal types its error as an instance; it is the exception class.
+    DECOMPRESS_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, cast(type, _isal_error))
 except ImportError:  # pragma: no cover - isal ships wheels for the common platforms
     _gzip_module = gzip
     DECOMPRESS_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -74,9 +77,10 @@ def collect_inputs(arguments: list[str]) -> tuple[list[LogInput], list[str]]:
         path = Path(argument)
         if path.is_dir():
             files = sorted(
-                item for item in path.rglob("*")
-                if item.is_file() and not any(part.startswith(".") for part in
-                                              item.relative_to(path).parts)
+                item
+                for item in path.rglob("*")
+                if item.is_file()
+                and not any(part.startswith(".") for part in item.relative_to(path).parts)
             )
             for item in files:
                 try:
@@ -103,5 +107,6 @@ def open_input(log: LogInput) -> BinaryIO:
         raise InputError(f"{log.name}: cannot read: {error.strerror}") from None
     head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if head == GZIP_MAGIC:
-        return _gzip_module.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        decompressed: BinaryIO = _gzip_module.GzipFile(fileobj=raw, mode="rb")
+        return decompressed
     return raw

@@ -38,8 +38,7 @@ class _Stretch:
 
 
 class _FileScan:
-    def __init__(self, span: FileSpan, scan: Scan, before: int, after: int,
-                 workers: int) -> None:
+    def __init__(self, span: FileSpan, scan: Scan, before: int, after: int, workers: int) -> None:
         self.span, self.scan, self.before, self.after = span, scan, before, after
         blocks = span.blocks
         size = min(STRETCH_BLOCKS, max(1, -(-blocks // workers)))
@@ -160,8 +159,11 @@ class _FileScan:
                 if ready:
                     stretch.hits.extend(ready)
                     self.changed.notify_all()
-                while (len(stretch.hits) > BUFFERED_HITS and self.current != stretch.number
-                       and not self.stopped):
+                while (
+                    len(stretch.hits) > BUFFERED_HITS
+                    and self.current != stretch.number
+                    and not self.stopped
+                ):
                     self.changed.wait()
         with self.changed:
             if stretch.head is None:
@@ -171,7 +173,11 @@ class _FileScan:
 
 
 def scan_file(
-    span: FileSpan, scan: Scan, before: int, after: int, stats: ScanStats,
+    span: FileSpan,
+    scan: Scan,
+    before: int,
+    after: int,
+    stats: ScanStats,
     workers: int = WORKERS,
 ) -> Iterator[LineHit]:
     """A regular file's candidate lines in log order, each with up to ``before``/``after``

@@ -30,10 +30,16 @@ ROOT_CAUSE_END = r"^\s*={10,}"
 # (score, literal keywords that make a line a candidate, regex that scores it).
 ERROR_LIKE: list[tuple[int, list[str], str]] = [
     (5, ["Error", "Exception"], r"\b[A-Za-z_.]*(?:Error|Exception)\b:"),
-    (4, ["Fatal", "FATAL", "fatal", "Segmentation fault", "core dumped", "Killed", "Aborted"],
-     r"\b(?:FATAL|Fatal|fatal|Segmentation fault|core dumped|Killed|Aborted)\b"),
-    (3, ["error", "ERROR", "Error", "FAILED", "failed", "Failed"],
-     r"\b(?:error|ERROR|Error|FAILED|failed|Failed)\b"),
+    (
+        4,
+        ["Fatal", "FATAL", "fatal", "Segmentation fault", "core dumped", "Killed", "Aborted"],
+        r"\b(?:FATAL|Fatal|fatal|Segmentation fault|core dumped|Killed|Aborted)\b",
+    ),
+    (
+        3,
+        ["error", "ERROR", "Error", "FAILED", "failed", "Failed"],
+        r"\b(?:error|ERROR|Error|FAILED|failed|Failed)\b",
+    ),
     (2, ["Traceback"], r"Traceback \(most recent call last\)"),
 ]
 # How many error-like lines are shown when nothing matched.
@@ -70,6 +76,7 @@ PREFIX_RULES: list[tuple[str, str]] = [
     # Older glog without a time: "[E ProcessGroupNCCL.cpp:563] ".
     ("glog-short", r"^\s*\[[IWEF] [^\]\s]+:[0-9]+\] ?"),
 ]
+
 
 def published_rules() -> dict[str, Any]:
     """Every rule and limit above, as ``signatures.json`` carries them for the log page."""
@@ -110,8 +117,9 @@ class LogTime(NamedTuple):
 
         year = self.year if self.year is not None else assumed_year
         try:
-            base = calendar.timegm((year, self.month, self.day, self.hour, self.minute,
-                                    self.second, 0, 0, 0))
+            base = calendar.timegm(
+                (year, self.month, self.day, self.hour, self.minute, self.second, 0, 0, 0)
+            )
         except (ValueError, OverflowError):
             base = 0
         fraction = int(self.fraction) / 10 ** len(self.fraction) if self.fraction else 0.0
@@ -154,12 +162,20 @@ def parse_segment(raw: str) -> Segment:
                     rank = str(int(groups[0])) if groups[0].isdigit() else groups[0]
             elif name == "iso" and time is None:
                 year, month, day, hour, minute, second = (int(value) for value in groups[:6])
-                time = LogTime(year, month, day, hour, minute, second, groups[6] or "",
-                               _offset_minutes(groups[7]))
+                time = LogTime(
+                    year,
+                    month,
+                    day,
+                    hour,
+                    minute,
+                    second,
+                    groups[6] or "",
+                    _offset_minutes(groups[7]),
+                )
             elif name == "glog" and time is None:
                 month, day, hour, minute, second = (int(value) for value in groups[:5])
                 time = LogTime(None, month, day, hour, minute, second, groups[5] or "")
-            text = text[match.end():]
+            text = text[match.end() :]
             break
         else:
             break

@@ -2,5 +2,5 @@
 Markdown filters, and what verification records say on pages (proof and coverage).
 
 May import: ``failpedia.catalog``, ``failpedia.signatures``, ``failpedia.settings``, and
-of ``failpedia.verify`` only ``results`` and ``records`` (never the runner).
+of ``failpedia.verify`` only ``results`` (never the runner).
 """

@@ -7,11 +7,18 @@ so edits to entries and templates (both watched) show up without a restart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.utils.templates import TemplateContext
 
 from failpedia.catalog.index_build import build_index
 from failpedia.catalog.validate import load_catalog
@@ -22,7 +29,7 @@ from failpedia.site.proof import load_proofs
 from failpedia.site.render import RenderedPage, SiteSettings, render_site
 
 
-def fill_nav_section(nav: list | None, title: str, pages: list[dict[str, str]]) -> bool:
+def fill_nav_section(nav: list[Any] | None, title: str, pages: list[dict[str, str]]) -> bool:
     """Put the category pages under the nav item called ``title``; False if there is none."""
     for item in nav or []:
         if isinstance(item, dict) and title in item:
@@ -35,14 +42,14 @@ def fill_nav_section(nav: list | None, title: str, pages: list[dict[str, str]]) 
     return False
 
 
-class FailpediaPlugin(BasePlugin[FailpediaConfig]):
+class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         self.pages: list[RenderedPage] = []
         self.edit_urls: dict[str, str] = {}
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
 
-    def on_config(self, config):  # noqa: ANN001, ANN201 - mkdocs hook signature
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
         self.settings = settings = settings_from_options(
             root, dict(self.config), config.site_url, config.repo_url
@@ -68,7 +75,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
         self.signature_index = dump_json(build_index(catalog, config.site_url))
         return config
 
-    def on_files(self, files: Files, config) -> Files:  # noqa: ANN001
+    def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         for page in self.pages:
             if files.get_file_from_path(page.path) is not None:
                 raise PluginError(
@@ -87,12 +94,16 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         return files
 
-    def on_page_context(self, context, page, config, nav):  # noqa: ANN001, ANN201
+    def on_page_context(
+        self, context: TemplateContext, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> TemplateContext:
         if page.file.src_uri in self.edit_urls:
             page.edit_url = self.edit_urls[page.file.src_uri]
         return context
 
-    def on_serve(self, server, config, builder):  # noqa: ANN001, ANN201
+    def on_serve(
+        self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]
+    ) -> LiveReloadServer:
         settings = self.settings
         if settings is not None:
             server.watch(str(settings.entries_dir))

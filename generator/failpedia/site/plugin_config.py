@@ -8,7 +8,7 @@ from mkdocs.config.base import Config
 from failpedia.settings import DEFAULT_ENTRIES_DIR, DEFAULT_RECORDS_DIR, DEFAULT_TEMPLATES_DIR
 
 
-class FailpediaConfig(Config):
+class FailpediaConfig(Config):  # type: ignore[no-untyped-call]  # mkdocs is untyped here
     entries_dir = config_options.Type(str, default=DEFAULT_ENTRIES_DIR)
     templates_dir = config_options.Type(str, default=DEFAULT_TEMPLATES_DIR)
     records_dir = config_options.Type(str, default=DEFAULT_RECORDS_DIR)

@@ -13,7 +13,7 @@ from typing import Any
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.problems import ProblemList, display_path
-from failpedia.verify.records import load_record
+from failpedia.verify.results import load_record
 
 PROVED = "proved"
 NOT_REPRODUCED = "not-reproduced"
@@ -101,12 +101,15 @@ def proof_for(record: dict[str, Any] | None) -> Proof:
     if proved:
         best = max(proved, key=lambda item: str(item.get("started_at", "")))
         gpu = next(
-            ((item.get("environment") or {}).get("gpu_name") for item in proved
-             if (item.get("environment") or {}).get("gpu_name")),
+            (
+                (item.get("environment") or {}).get("gpu_name")
+                for item in proved
+                if (item.get("environment") or {}).get("gpu_name")
+            ),
             None,
         )
-        proof.status, proof.label = ("proved-gpu", f"Proved on GPU {gpu}") if gpu else (
-            "proved-cpu", "Proved on CPU"
+        proof.status, proof.label = (
+            ("proved-gpu", f"Proved on GPU {gpu}") if gpu else ("proved-cpu", "Proved on CPU")
         )
         proof.excerpt = best.get("output_excerpt") or None
         proof.excerpt_environment = _environment_label(best.get("environment") or {})
@@ -121,9 +124,9 @@ def proof_for(record: dict[str, Any] | None) -> Proof:
     return proof
 
 
-def load_proofs(catalog: Catalog, records_dir: Path, root: Path | None) -> tuple[
-    dict[str, Proof], ProblemList
-]:
+def load_proofs(
+    catalog: Catalog, records_dir: Path, root: Path | None
+) -> tuple[dict[str, Proof], ProblemList]:
     """The proof of every entry in the catalog; unreadable records are problems."""
     problems = ProblemList()
     proofs = {}

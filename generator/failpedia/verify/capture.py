@@ -53,7 +53,7 @@ class BoundedOutput:
         self.tail += chunk
         excess = len(self.tail) - self.tail_limit
         if excess > 0:
-            self.tail_starts_line = self.tail[excess - 1 : excess] in (b"\n", b"\r")
+            self.tail_starts_line = bytes(self.tail[excess - 1 : excess]) in (b"\n", b"\r")
             del self.tail[:excess]
 
     @property
@@ -160,5 +160,3 @@ class OutputReader(threading.Thread):
         """Let output drain for at most ``seconds`` more, then stop reading."""
         self.stop_at = time.monotonic() + seconds
         self.join(seconds + 1.0)
-
-

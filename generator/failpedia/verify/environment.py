@@ -106,5 +106,3 @@ def clean_environment(folder: str | os.PathLike[str]) -> dict[str, str]:
         if name in os.environ:
             env[name] = os.environ[name]
     return env
-
-

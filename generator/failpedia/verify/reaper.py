@@ -182,5 +182,3 @@ def _parent(pid: int) -> int | None:
         return int(data[data.rfind(b")") + 2 :].split()[1])
     except (OSError, IndexError, ValueError):
         return None
-
-

@@ -20,44 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from failpedia.verify.results import SKIPPED, VerificationResult
-
-
-def record_path(folder: Path, entry_id: str) -> Path:
-    return Path(folder) / f"{entry_id}.json"
-
-
-def _environment_key(result: dict[str, Any]) -> str | None:
-    environment = result.get("environment")
-    if isinstance(environment, dict) and isinstance(environment.get("key"), str):
-        return environment["key"]
-    return None
-
-
-def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The record of an entry and a problem message.
-
-    ``(None, None)`` when there is no record; ``(None, message)`` when the file cannot be
-    read or is not a record; never raises.
-    """
-    path = record_path(folder, entry_id)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as error:
-        return None, f"{path}: cannot read the record: {error}"
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        return None, f"{path}: not valid JSON: {error}"
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        return None, f'{path}: not a verification record (needs {{"entry", "results": [...]}})'
-    if data.get("entry") != entry_id:
-        return None, f"{path}: records entry {data.get('entry')!r}, expected {entry_id!r}"
-    if not all(isinstance(item, dict) for item in data["results"]):
-        return None, f"{path}: every item of results must be an object"
-    return data, None
+from failpedia.verify.results import (
+    SKIPPED,
+    VerificationResult,
+    environment_key,
+    load_record,
+    record_path,
+)
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -108,12 +77,12 @@ def update_record(
         problem += "; replaced by a new record"
     kept = []
     for existing in (record or {}).get("results", []):
-        if key is not None and _environment_key(existing) == key:
+        if key is not None and environment_key(existing) == key:
             if str(existing.get("started_at", "")) > str(data.get("started_at", "")):
                 data = existing  # a newer result for this environment is already there
             continue
         kept.append(existing)
-    results = sorted([*kept, data], key=lambda item: _environment_key(item) or "")
+    results = sorted([*kept, data], key=lambda item: environment_key(item) or "")
     text = json.dumps({"entry": entry_id, "results": results}, indent=2, ensure_ascii=False)
     path = record_path(folder, entry_id)
     _write_atomically(path, text + "\n")

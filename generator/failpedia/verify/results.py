@@ -1,7 +1,8 @@
 """What a verification found: verdicts, each mode's run, and the result of an entry.
 
-Pages and records import this module only, never the runner: showing a proof must not
-load the machinery that runs reproducers.
+It also reads the stored records (``verification/<id>.json``, written by ``records``):
+pages import this module only, never the runner, since showing a proof must not load the
+machinery that runs reproducers.
 
 Verdicts:
 
@@ -19,8 +20,10 @@ Verdicts:
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 PROVED = "proved"
@@ -100,3 +103,39 @@ def now_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def record_path(folder: Path, entry_id: str) -> Path:
+    return Path(folder) / f"{entry_id}.json"
+
+
+def environment_key(result: dict[str, Any]) -> str | None:
+    environment = result.get("environment")
+    key = environment.get("key") if isinstance(environment, dict) else None
+    if isinstance(key, str):
+        return key
+    return None
+
+
+def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The record of an entry and a problem message.
+
+    ``(None, None)`` when there is no record; ``(None, message)`` when the file cannot be
+    read or is not a record; never raises.
+    """
+    path = record_path(folder, entry_id)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as error:
+        return None, f"{path}: cannot read the record: {error}"
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return None, f"{path}: not valid JSON: {error}"
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        return None, f'{path}: not a verification record (needs {{"entry", "results": [...]}})'
+    if data.get("entry") != entry_id:
+        return None, f"{path}: records entry {data.get('entry')!r}, expected {entry_id!r}"
+    if not all(isinstance(item, dict) for item in data["results"]):
+        return None, f"{path}: every item of results must be an object"
+    return data, None

@@ -18,18 +18,23 @@ ALPHABET = "ab .:()[]|+*?{}\\-_019\n"
 literal = st.text(alphabet=ALPHABET, min_size=1, max_size=4).map(re.escape)
 atom = st.one_of(
     literal,
-    st.sampled_from(["[0-9]", "[ab]", "[^a]", "[]a]", "[\\]b]", "\\d", "\\w", "\\s", "\\b",
-                     ".", "a", "b", " "]),
+    st.sampled_from(
+        ["[0-9]", "[ab]", "[^a]", "[]a]", "[\\]b]", "\\d", "\\w", "\\s", "\\b", ".", "a", "b", " "]
+    ),
 )
 quantified = st.tuples(atom, st.sampled_from(["", "", "+", "*", "?", "{1,2}", "+?", "*?"])).map(
-    "".join)  # after a literal run, the quantifier takes its last character
-group = st.lists(st.lists(quantified, min_size=1, max_size=3).map("".join),
-                 min_size=1, max_size=3).map(lambda branches: "(?:" + "|".join(branches) + ")")
+    "".join
+)  # after a literal run, the quantifier takes its last character
+group = st.lists(
+    st.lists(quantified, min_size=1, max_size=3).map("".join), min_size=1, max_size=3
+).map(lambda branches: "(?:" + "|".join(branches) + ")")
 piece = st.one_of(quantified, quantified, group)
 pattern = st.one_of(
     st.lists(piece, min_size=1, max_size=6).map("".join),
-    st.tuples(st.lists(piece, min_size=1, max_size=3).map("".join),
-              st.lists(piece, min_size=1, max_size=3).map("".join)).map("|".join),
+    st.tuples(
+        st.lists(piece, min_size=1, max_size=3).map("".join),
+        st.lists(piece, min_size=1, max_size=3).map("".join),
+    ).map("|".join),
     st.lists(piece, min_size=1, max_size=4).map(lambda parts: "^" + "".join(parts) + "$"),
 )
 
@@ -54,12 +59,15 @@ def test_every_catalog_pattern_agrees_on_its_own_signature_texts() -> None:
             for text in (prefix, f"x {prefix} y", prefix * 2, f"{prefix}123 (size 4.5)"):
                 match = regex.search(text)
                 assert ExactPattern(item.canonical).search(text) == (
-                    match.span() if match else None), item.canonical
+                    match.span() if match else None
+                ), item.canonical
 
 
 def test_the_literal_prefix_stops_where_the_pattern_stops_being_literal() -> None:
     assert split_literal_prefix(r"CUDA error: out of memory \(\d+\)") == (
-        "CUDA error: out of memory (", r"\d+\)")
+        "CUDA error: out of memory (",
+        r"\d+\)",
+    )
     assert split_literal_prefix("step [0-9]+") == ("step ", "[0-9]+")
     assert split_literal_prefix("ab+c") == ("a", "b+c")  # the quantified b is the rest's
     assert split_literal_prefix("abc|abd") == ("", "abc|abd")

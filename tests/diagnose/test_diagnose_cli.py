@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from diagnose_helpers import corpus_logs, diagnose_json, essence, expectations, run_diagnose
+from diagnose_helpers import (
+    CORPUS,
+    corpus_logs,
+    diagnose_json,
+    essence,
+    expectations,
+    run_diagnose,
+)
 
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
@@ -65,8 +72,11 @@ def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> N
     old databases."""
     pytest.importorskip("hyperscan")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "failpedia.cli", "index", "--out",
-                           str(tmp_path / "data")], capture_output=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "failpedia.cli", "index", "--out", str(tmp_path / "data")],
+        capture_output=True,
+        check=True,
+    )
     index = tmp_path / "data" / "signatures.json"
     log = next(path for path in corpus_logs() if path.name == "nccl-oom-cascade.log")
     expected = essence(diagnose_json(str(log)))  # the catalog compiled from entries/
@@ -93,15 +103,21 @@ def test_literal_pass_and_crowded_blocks_find_what_the_pure_python_engine_finds(
     on the crowded block, and again when the databases are read back from the cache."""
     pytest.importorskip("hyperscan")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    subprocess.run([sys.executable, "-m", "failpedia.cli", "index", "--out",
-                    str(tmp_path / "data")], capture_output=True, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "failpedia.cli", "index", "--out", str(tmp_path / "data")],
+        capture_output=True,
+        check=True,
+    )
     index = tmp_path / "data" / "signatures.json"
     data = json.loads(index.read_text())
-    [view] = [item for item in data["entries"]
-              if item["id"] == "view-size-not-compatible-with-stride"]
+    [view] = [
+        item for item in data["entries"] if item["id"] == "view-size-not-compatible-with-stride"
+    ]
     crowded = tmp_path / "crowded.log"
-    lines = [f"[rank{number % 8}]: near miss: {view['patterns'][0]['literals'][0]}"
-             for number in range(300)]
+    lines = [
+        f"[rank{number % 8}]: near miss: {view['patterns'][0]['literals'][0]}"
+        for number in range(300)
+    ]
     for number in (5, 77, 298):
         lines[number] = f"[rank{number % 8}]: {VIEW}"
     crowded.write_text("\n".join(lines) + "\n")
@@ -162,7 +178,7 @@ def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) 
 
 def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> None:
     """torchrun --log-dir keeps <run>/attempt_0/<local_rank>/stderr.log, without prefixes."""
-    source = (Path(__file__).parent / "diagnose_corpus" / "srun-resume-size-mismatch.log")
+    source = CORPUS / "srun-resume-size-mismatch.log"
     lines = source.read_text().splitlines()
     for rank in (0, 1):
         folder = tmp_path / "run" / "attempt_0" / str(rank)
@@ -219,8 +235,9 @@ def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
 
 def _python(script: str, log: Path) -> subprocess.CompletedProcess[bytes]:
     """Run ``script`` in a fresh interpreter with the log's path as its argument."""
-    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(log)], capture_output=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr.decode()
     return done
 
@@ -256,8 +273,10 @@ def test_memory_stays_flat_as_the_log_grows(tmp_path: Path) -> None:
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x{} and 16x2)"
 TARGET = "IndexError: Target {} is out of bounds."
-VIEW = ("RuntimeError: view size is not compatible with input tensor's size and stride (at "
-        "least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+VIEW = (
+    "RuntimeError: view size is not compatible with input tensor's size and stride (at "
+    "least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
 MEBIBYTE = 1 << 20
 
 
@@ -299,8 +318,11 @@ def _without_run_details(result: dict) -> Any:
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
-            return {key: "LOG" if key in ("file", "name") else strip(item)
-                    for key, item in value.items() if key not in ("engine", "warnings")}
+            return {
+                key: "LOG" if key in ("file", "name") else strip(item)
+                for key, item in value.items()
+                if key not in ("engine", "warnings")
+            }
         if isinstance(value, list):
             return [strip(item) for item in value]
         return value
@@ -322,11 +344,14 @@ def test_block_edges_keep_line_numbers_context_and_colour(tmp_path: Path) -> Non
     first = planted["matmul"][0]
     assert matmul["first"]["line"] == first
     assert matmul["first"]["before"] == [
-        re.sub("\x1b\\[[0-9;]*m", "", _filler(number)) for number in (first - 2, first - 1)]
+        re.sub("\x1b\\[[0-9;]*m", "", _filler(number)) for number in (first - 2, first - 1)
+    ]
     view = by_id["view-size-not-compatible-with-stride"]["first"]
     assert (view["line"], view["text"]) == (20_000, VIEW)
     assert [line.split(" loss")[0] for line in view["after"]] == [
-        "[rank1]: filler line 20001", "[rank2]: filler line 20002"]
+        "[rank1]: filler line 20001",
+        "[rank2]: filler line 20002",
+    ]
     target = by_id["cross-entropy-target-out-of-bounds"]["first"]
     assert (target["line"], target["text"]) == (30_000, TARGET.format(30_000))
     assert result["inputs"][0]["lines"] == sum(1 for _ in log.open("rb"))
@@ -422,8 +447,12 @@ def _write_small_block_log(path: Path, seed: int) -> dict[str, list[int]]:
             planted["view"].append(len(lines) + 1)
             lines.append("\x1b[31m" + VIEW + "\x1b[0m")
         elif roll < 0.1:
-            lines += ["Root Cause (first observed failure):", "[0]:",
-                      f"  rank      : {rng.randint(0, 7)} (local_rank: 0)", "=" * 60]
+            lines += [
+                "Root Cause (first observed failure):",
+                "[0]:",
+                f"  rank      : {rng.randint(0, 7)} (local_rank: 0)",
+                "=" * 60,
+            ]
         elif roll < 0.2:
             lines.append("step 3%|#|\r" * rng.randint(1, 60) + f"line {len(lines) + 1}")
         else:
@@ -442,9 +471,11 @@ def test_stretches_read_in_parallel_give_what_one_stream_gives(tmp_path: Path, s
     planted = _write_small_block_log(log, seed)
     plain, packed, piped = json.loads(_python(SMALL_BLOCKS, log).stdout)
     by_id = {item["id"]: item for item in plain["findings"]}
-    for kind, entry in (("matmul", "matmul-shapes-cannot-be-multiplied"),
-                        ("target", "cross-entropy-target-out-of-bounds"),
-                        ("view", "view-size-not-compatible-with-stride")):
+    for kind, entry in (
+        ("matmul", "matmul-shapes-cannot-be-multiplied"),
+        ("target", "cross-entropy-target-out-of-bounds"),
+        ("view", "view-size-not-compatible-with-stride"),
+    ):
         found = [item["line"] for item in by_id[entry]["locations"]] if entry in by_id else []
         assert found == planted[kind]
     assert plain["inputs"][0]["lines"] == len(log.read_bytes().rstrip(b"\n").split(b"\n"))

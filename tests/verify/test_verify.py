@@ -26,6 +26,9 @@ from failpedia.signatures.line_rules import LINE_CAP
 from failpedia.verify import capture, environment, records, results, runner
 from helpers import TESTS_DIR
 
+# Runs reproducers in subprocesses.
+pytestmark = pytest.mark.slow
+
 FIXTURE = TESTS_DIR / "fixtures" / "runner"
 LINUX = sys.platform.startswith("linux")
 OTHER_ENVIRONMENT = {
@@ -172,7 +175,12 @@ def test_json_document(full_run: Run) -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", proved["started_at"])
     for mode, code in (("broken", 1), ("fixed", 0)):
         assert set(proved[mode]) >= {
-            "exit_code", "signal", "seconds", "timed_out", "output_bytes", "truncated",
+            "exit_code",
+            "signal",
+            "seconds",
+            "timed_out",
+            "output_bytes",
+            "truncated",
             "matched_lines",
         }
         assert proved[mode]["exit_code"] == code and proved[mode]["signal"] is None
@@ -291,9 +299,10 @@ def test_only_skips_exit_0_and_newest_result_per_environment(tmp_path: Path) -> 
     document = json.loads(first.stdout)
     verdicts = {item["entry"]: item["verdict"] for item in document["results"]}
     assert verdicts == {"proves": "proved", "needs-cuda": "skipped", "needs-missing-pkg": "skipped"}
-    assert "needs a GPU" in next(r for r in document["results"] if r["entry"] == "needs-cuda")[
-        "reason"
-    ]
+    assert (
+        "needs a GPU"
+        in next(r for r in document["results"] if r["entry"] == "needs-cuda")["reason"]
+    )
     path = root / "verification" / "proves.json"
     record = read_json(path)
     assert len(record["results"]) == 1
@@ -409,14 +418,14 @@ def test_lines_split_on_carriage_returns_and_lose_colour() -> None:
 
 
 def test_load_record_never_raises(tmp_path: Path) -> None:
-    assert records.load_record(tmp_path, "absent") == (None, None)
+    assert results.load_record(tmp_path, "absent") == (None, None)
     (tmp_path / "broken.json").write_text("{")
-    record, problem = records.load_record(tmp_path, "broken")
+    record, problem = results.load_record(tmp_path, "broken")
     assert record is None and "not valid JSON" in problem
     (tmp_path / "list.json").write_text("[]")
-    assert records.load_record(tmp_path, "list")[0] is None
+    assert results.load_record(tmp_path, "list")[0] is None
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
-    assert records.load_record(tmp_path, "binary")[0] is None
+    assert results.load_record(tmp_path, "binary")[0] is None
 
 
 def test_update_record_is_atomic_and_skips_skipped(
@@ -428,8 +437,12 @@ def test_update_record_is_atomic_and_skips_skipped(
     assert not list(tmp_path.iterdir())
 
     result = results.VerificationResult(
-        entry="proves", verdict=results.PROVED, reason="r", device="cpu",
-        started_at=results.now_iso(), timeout=5,
+        entry="proves",
+        verdict=results.PROVED,
+        reason="r",
+        device="cpu",
+        started_at=results.now_iso(),
+        timeout=5,
     )
     path, problem = records.update_record(tmp_path, result, {"key": "a"})
     assert problem is None and read_json(path)["results"][0]["environment"] == {"key": "a"}

@@ -97,7 +97,7 @@ def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
 def test_search_drops_absolute_paths(search_page) -> None:  # noqa: ANN001
     """Paths of the machine that printed a message are no words to search for."""
     cleaned = search_page.evaluate(
-        "window.failpediaCleanQuery(\"RuntimeError: [/__w/pytorch/third_party/gloo/pair.cc:553] "
+        'window.failpediaCleanQuery("RuntimeError: [/__w/pytorch/third_party/gloo/pair.cc:553] '
         "Connection closed; File '/tmp/run-8f2k/predict.py', C:\\\\work\\\\x.py line 3\")"
     )
     assert cleaned == "RuntimeError 553 Connection closed File line"

@@ -157,8 +157,7 @@ def test_unknown_field_without_a_near_name(root):
     text = replace_in_entry(root, LIMIT, "affects:\n", "zzzzzz: 1\naffects:\n")
     _, lines = validate(root)
     assert lines == [
-        f"{LIMIT_FILE}:{line_of(text, 'zzzzzz')}: zzzzzz: unknown field; "
-        f"allowed: {allowed(Entry)}"
+        f"{LIMIT_FILE}:{line_of(text, 'zzzzzz')}: zzzzzz: unknown field; allowed: {allowed(Entry)}"
     ]
 
 
@@ -170,26 +169,55 @@ def test_unknown_field_without_a_near_name(root):
         ("title:", "title: 2.5", "title", "expected text, got a number (put it in quotes)"),
         ("title:", "title: yes", "title", "expected text, got true/false (put it in quotes)"),
         ("mechanism:", "mechanism: {a: 1}", "mechanism", "expected text, got a mapping"),
-        ("affects:", "affects: The widget factory\nxaffects:", "affects",
-         "expected a list, got text"),
+        (
+            "affects:",
+            "affects: The widget factory\nxaffects:",
+            "affects",
+            "expected a list, got text",
+        ),
         ("  timeout:", "  timeout: thirty", "reproducer.timeout", "expected an integer, got text"),
         ("  timeout:", "  timeout: 0", "reproducer.timeout", "must be between 1 and 3600, not 0"),
-        ("  timeout:", "  timeout: true", "reproducer.timeout",
-         "expected an integer, got true/false"),
-        ("kind:", "kind: explosion", "kind",
-         "must be one of 'crash', 'warning', 'hang', 'silent-wrong-result', not 'explosion'"),
+        (
+            "  timeout:",
+            "  timeout: true",
+            "reproducer.timeout",
+            "expected an integer, got true/false",
+        ),
+        (
+            "kind:",
+            "kind: explosion",
+            "kind",
+            "must be one of 'crash', 'warning', 'hang', 'silent-wrong-result', not 'explosion'",
+        ),
         ("  - Print", "  - - Print the widget count", "confirm[0]", "expected text, got a list"),
         ("  - text: Build", "  - Build", "fix[0]", "expected a mapping of fields, got text"),
         ("title:", "title:", "title", "is empty; expected text"),
         ("title:", "title: '  '", "title", "must not be empty"),
-        ("id:", "id: Widget_Limit", "id",
-         "'Widget_Limit' does not match the required format ^[a-z0-9]+(-[a-z0-9]+)*$"),
+        (
+            "id:",
+            "id: Widget_Limit",
+            "id",
+            "'Widget_Limit' does not match the required format ^[a-z0-9]+(-[a-z0-9]+)*$",
+        ),
         ("title:", "title: " + "w" * 121, "title", "is 121 characters long; the limit is 120"),
     ],
     ids=[
-        "list-for-text", "int-for-text", "float-for-text", "bool-for-text", "mapping-for-text",
-        "text-for-list", "text-for-int", "int-out-of-range", "bool-for-int", "not-a-choice",
-        "list-in-list", "text-for-mapping", "empty", "blank", "bad-format", "too-long",
+        "list-for-text",
+        "int-for-text",
+        "float-for-text",
+        "bool-for-text",
+        "mapping-for-text",
+        "text-for-list",
+        "text-for-int",
+        "int-out-of-range",
+        "bool-for-int",
+        "not-a-choice",
+        "list-in-list",
+        "text-for-mapping",
+        "empty",
+        "blank",
+        "bad-format",
+        "too-long",
     ],
 )
 def test_wrong_type_or_value(root, prefix, new, field, message):
@@ -206,8 +234,10 @@ def test_wrong_type_or_value(root, prefix, new, field, message):
 
 def test_missing_required_section(root):
     replace_in_entry(
-        root, LIMIT, "mechanism: The factory counts widgets before building and raises above "
-        "`limit`.\n", ""
+        root,
+        LIMIT,
+        "mechanism: The factory counts widgets before building and raises above `limit`.\n",
+        "",
     )
     _, lines = validate(root)
     # The file's top-level mapping starts on line 2, after the schema comment.
@@ -227,8 +257,9 @@ def test_missing_required_nested_field(root):
 
 
 def test_empty_required_list(root):
-    text = replace_in_entry(root, LIMIT, "confirm:\n  - Print the widget count before building.",
-                            "confirm: []")
+    text = replace_in_entry(
+        root, LIMIT, "confirm:\n  - Print the widget count before building.", "confirm: []"
+    )
     _, lines = validate(root)
     assert lines == [f"{LIMIT_FILE}:{line_of(text, 'confirm: []')}: confirm: needs at least 1 item"]
 
@@ -413,13 +444,26 @@ GROUP_REPEAT = (
             "(?i",
             "inline flags and extensions are not allowed; use '(...)' or '(?:...)'",
         ),
-        (r"FooError: widget \A", "\\A", "'\\A' is not in the portable dialect (its meaning "
-         "differs between Python and JavaScript or it is not a regex escape)"),
+        (
+            r"FooError: widget \A",
+            "\\A",
+            "'\\A' is not in the portable dialect (its meaning "
+            "differs between Python and JavaScript or it is not a regex escape)",
+        ),
         (r"FooError: widget ** count", "**", "a quantifier cannot follow another quantifier"),
     ],
     ids=[
-        "backreference", "lookahead", "negative-lookahead", "lookbehind", "nested-quantifier",
-        "repeated-group", "named-group", "js-named-group", "inline-flag", "escape", "double-star",
+        "backreference",
+        "lookahead",
+        "negative-lookahead",
+        "lookbehind",
+        "nested-quantifier",
+        "repeated-group",
+        "named-group",
+        "js-named-group",
+        "inline-flag",
+        "escape",
+        "double-star",
     ],
 )
 def test_pattern_outside_the_dialect(root, pattern, marker, message):
@@ -460,10 +504,18 @@ def test_pattern_without_literal_core(root, pattern, longest):
 
 def test_equivalent_patterns_in_two_entries(root):
     """``\\d`` and ``[0-9]`` have one canonical form: the same pattern twice."""
-    replace_in_entry(root, JAM, '"BarError: widget 7 jammed in slot 4"',
-                     '"FooError: widget count 5 exceeds limit 4"')
-    replace_in_entry(root, JAM, r"'BarError: widget \d+ jammed in slot \d+'",
-                     r"'FooError: widget count [0-9]+ exceeds limit [0-9]+'")
+    replace_in_entry(
+        root,
+        JAM,
+        '"BarError: widget 7 jammed in slot 4"',
+        '"FooError: widget count 5 exceeds limit 4"',
+    )
+    replace_in_entry(
+        root,
+        JAM,
+        r"'BarError: widget \d+ jammed in slot \d+'",
+        r"'FooError: widget count [0-9]+ exceeds limit [0-9]+'",
+    )
     _, lines = validate(root)
     assert lines == [
         f"{LIMIT_FILE}:10: signatures[0].pattern: the same signature pattern is already in "
@@ -472,10 +524,18 @@ def test_equivalent_patterns_in_two_entries(root):
 
 
 def test_same_signature_text_in_two_entries(root):
-    replace_in_entry(root, JAM, '"BarError: widget 7 jammed in slot 4"',
-                     '"FooError: widget count 3 exceeds limit 2"')
-    replace_in_entry(root, JAM, r"'BarError: widget \d+ jammed in slot \d+'",
-                     r"'FooError: widget count \d+ exceeds'")
+    replace_in_entry(
+        root,
+        JAM,
+        '"BarError: widget 7 jammed in slot 4"',
+        '"FooError: widget count 3 exceeds limit 2"',
+    )
+    replace_in_entry(
+        root,
+        JAM,
+        r"'BarError: widget \d+ jammed in slot \d+'",
+        r"'FooError: widget count \d+ exceeds'",
+    )
     _, lines = validate(root)
     # Entries load in path order, so widget-jam claims the text first.
     assert lines == [
@@ -490,14 +550,30 @@ def test_same_signature_text_in_two_entries(root):
 @pytest.mark.parametrize(
     ("old", "new", "field", "tag"),
     [
-        ("summary: The factory refuses", "summary: Use <b>fewer</b> widgets. The factory refuses",
-         "summary", "<b>fewer</b> widgets"),
-        ("  - Print the widget count", "  - Print <br/> the widget count", "confirm[0]",
-         "<br/> the widget cou"),
-        ("  - text: Build at most", "  - text: <!-- note --> Build at most", "fix[0].text",
-         "<!-- note --> Build "),
-        ("mechanism: The factory", "mechanism: The <div\n  class=x> factory", "mechanism",
-         "<div class=x> factor"),
+        (
+            "summary: The factory refuses",
+            "summary: Use <b>fewer</b> widgets. The factory refuses",
+            "summary",
+            "<b>fewer</b> widgets",
+        ),
+        (
+            "  - Print the widget count",
+            "  - Print <br/> the widget count",
+            "confirm[0]",
+            "<br/> the widget cou",
+        ),
+        (
+            "  - text: Build at most",
+            "  - text: <!-- note --> Build at most",
+            "fix[0].text",
+            "<!-- note --> Build ",
+        ),
+        (
+            "mechanism: The factory",
+            "mechanism: The <div\n  class=x> factory",
+            "mechanism",
+            "<div class=x> factor",
+        ),
     ],
     ids=["summary", "list-item", "comment", "tag-across-lines"],
 )
@@ -513,8 +589,10 @@ def test_raw_html_in_markdown_field(root, old, new, field, tag):
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("summary: The factory refuses", "summary: Set `<b>` and ``a <i> b`` then. The factory "
-         "refuses"),
+        (
+            "summary: The factory refuses",
+            "summary: Set `<b>` and ``a <i> b`` then. The factory refuses",
+        ),
         (
             "mechanism: The factory counts widgets before building and raises above `limit`.",
             "mechanism: |-\n  The factory raises:\n\n  ```html\n  <div>limit</div>\n  ```\n\n"
@@ -546,8 +624,13 @@ def test_html_in_code_is_not_flagged(root, old, new):
         ("title: Widget count exceeds the limit", "title: TODO", "title", Entry, "title"),
         ("kind: crash", "kind: TODO", "kind", Entry, "kind"),
         ("  - The widget factory", "  - TODO", "affects[0]", Entry, "affects"),
-        ("    emitted_by: every release", "    emitted_by: '  TODO '",
-         "signatures[0].emitted_by", Signature, "emitted_by"),
+        (
+            "    emitted_by: every release",
+            "    emitted_by: '  TODO '",
+            "signatures[0].emitted_by",
+            Signature,
+            "emitted_by",
+        ),
     ],
     ids=["text", "choice", "list-item", "padded"],
 )
@@ -649,8 +732,7 @@ def test_backtick_heavy_markdown_validates_quickly(root):
 def test_polynomial_backtracking_pattern_is_refused_quickly(root):
     pattern = "\\d*" * 10 + "FooError: widget count \\d+ exceeds limit \\d+"
     replace_in_entry(root, LIMIT, LIMIT_PATTERN, f"'{pattern}'")
-    replace_in_entry(root, LIMIT, '- text: "FooError',
-                     '- text: "' + "1" * 40 + '\\nFooError')
+    replace_in_entry(root, LIMIT, '- text: "FooError', '- text: "' + "1" * 40 + "\\nFooError")
     result = run_cli(root, "validate", timeout=3)
     assert "Traceback" not in result.stderr
     assert result.returncode == 1
@@ -671,8 +753,9 @@ def test_reproducer_must_mark_its_fix_region(root):
     script.write_text(script.read_text().replace("# --- fix: end\n", ""))
     _, lines = validate(root)
     assert len(lines) == 1
-    assert ": reproducer.script: repro.py: expected one `# --- fix: start` followed by one " in (
-        lines[0]
+    assert (
+        ": reproducer.script: repro.py: expected one `# --- fix: start` followed by one "
+        in (lines[0])
     )
 
 

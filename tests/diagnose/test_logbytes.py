@@ -17,8 +17,32 @@ from hypothesis import strategies as st
 
 # Bytes that make escape sequences and break them: ESC, the introducers, parameter,
 # intermediate and final bytes, terminators, line ends, and ordinary text.
-PIECES = [b"\x1b", b"[", b"]", b"\\", b"\x07", b"\n", b"\r", b"0", b"3", b";", b"?", b" ",
-          b"/", b"m", b"K", b"@", b"~", b"A", b"Z", b"_", b"^", b"x", b"\xc3\xa9", b"\x7f"]
+PIECES = [
+    b"\x1b",
+    b"[",
+    b"]",
+    b"\\",
+    b"\x07",
+    b"\n",
+    b"\r",
+    b"0",
+    b"3",
+    b";",
+    b"?",
+    b" ",
+    b"/",
+    b"m",
+    b"K",
+    b"@",
+    b"~",
+    b"A",
+    b"Z",
+    b"_",
+    b"^",
+    b"x",
+    b"\xc3\xa9",
+    b"\x7f",
+]
 
 
 @pytest.fixture(autouse=True, params=["avx2", "sse2"])
@@ -30,9 +54,9 @@ def simd_loop(request: pytest.FixtureRequest) -> Iterator[str]:
     logbytes.use_avx2(True)
 
 
-log_bytes = st.lists(
-    st.one_of(st.sampled_from(PIECES), st.binary(max_size=4)), max_size=60
-).map(b"".join)
+log_bytes = st.lists(st.one_of(st.sampled_from(PIECES), st.binary(max_size=4)), max_size=60).map(
+    b"".join
+)
 
 
 def _strip(function, data: bytes) -> tuple[bytes | None, int]:

@@ -39,7 +39,9 @@ def _paste(page, text: str) -> dict:  # noqa: ANN001
 
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
 def test_page_and_cli_report_the_same_findings_in_the_same_order(
-    log_page, log: Path, tmp_path: Path  # noqa: ANN001
+    log_page,
+    log: Path,
+    tmp_path: Path,  # noqa: ANN001
 ) -> None:
     cli = diagnose_json(str(log))
     dropped = _drop(log_page, log)
@@ -49,7 +51,9 @@ def test_page_and_cli_report_the_same_findings_in_the_same_order(
     ]
     packed = tmp_path / (log.name + ".gz")
     packed.write_bytes(gzip.compress(log.read_bytes()))
-    log_page.evaluate("document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')")
+    log_page.evaluate(
+        "document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')"
+    )
     assert essence(_drop(log_page, packed)) == essence(cli)
 
 
@@ -85,13 +89,18 @@ def test_log_text_is_never_interpreted_as_html(log_page) -> None:  # noqa: ANN00
 def test_the_log_never_leaves_the_browser(browser, site_url) -> None:  # noqa: ANN001
     page = browser.new_page()
     sent: list[str] = []
-    page.on("request", lambda request: sent.append(
-        f"{request.url}\n{request.post_data or ''}\n{request.headers}"))
+    page.on(
+        "request",
+        lambda request: sent.append(f"{request.url}\n{request.post_data or ''}\n{request.headers}"),
+    )
     page.goto(site_url + "diagnose/")
     page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
     marker = "zq-private-token-7731"
-    _paste(page, f"secret path /home/alice/{marker}\nRuntimeError: mat1 and mat2 shapes cannot be "
-                 f"multiplied (4x8 and 16x2) {marker}\n")
+    _paste(
+        page,
+        f"secret path /home/alice/{marker}\nRuntimeError: mat1 and mat2 shapes cannot be "
+        f"multiplied (4x8 and 16x2) {marker}\n",
+    )
     page.close()
     assert sent, "the page made no request at all: the test did not observe anything"
     assert not [request for request in sent if marker in request]
@@ -101,17 +110,24 @@ def test_the_log_never_leaves_the_browser(browser, site_url) -> None:  # noqa: A
 def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) -> None:  # noqa: ANN001
     log = tmp_path / "big.log"
     bar = "[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\r" * 20 + "\n"
-    chunk = (bar + "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n"
-             + "node1:12:12 [1] NCCL INFO Channel 00/02 :    0   1   2   3\n" * 5) * 2000
+    chunk = (
+        bar
+        + "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n"
+        + "node1:12:12 [1] NCCL INFO Channel 00/02 :    0   1   2   3\n" * 5
+    ) * 2000
     with log.open("w") as handle:
         for _ in range(200_000_000 // len(chunk) + 1):
             handle.write(chunk)
-        handle.write("[default1]:RuntimeError: mat1 and mat2 shapes cannot be multiplied "
-                     "(4x8 and 16x2)\n")
+        handle.write(
+            "[default1]:RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\n"
+        )
     log_page.set_input_files("#failpedia-diagnose input[type=file]", str(log))
     # The page still answers while the worker reads the file.
-    states = {log_page.evaluate(
-        "document.getElementById('failpedia-diagnose').getAttribute('data-fp-state')")}
+    states = {
+        log_page.evaluate(
+            "document.getElementById('failpedia-diagnose').getAttribute('data-fp-state')"
+        )
+    }
     log_page.wait_for_selector(DONE, timeout=300_000)
     assert "running" in states
     result = log_page.evaluate("window.failpediaDiagnosis")

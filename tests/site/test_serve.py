@@ -11,7 +11,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from sitebuild import REPO
+
+# Starts mkdocs serve and waits for rebuilds.
+pytestmark = pytest.mark.slow
 
 
 def _free_port() -> int:

@@ -16,10 +16,17 @@ ENVIRONMENT_2_12 = {
     "torch": "2.12.0+cpu",
     "gpu_name": None,
 }
-ENVIRONMENT_2_13 = {**ENVIRONMENT_2_12, "key": "cpu|torch-2.13.0+cpu|py3.11|Linux-x86_64",
-                    "torch": "2.13.0+cpu"}
-ENVIRONMENT_GPU = {**ENVIRONMENT_2_13, "key": "cuda|NVIDIA H200|torch-2.13.0|py3.11|Linux",
-                   "torch": "2.13.0", "gpu_name": "NVIDIA H200"}
+ENVIRONMENT_2_13 = {
+    **ENVIRONMENT_2_12,
+    "key": "cpu|torch-2.13.0+cpu|py3.11|Linux-x86_64",
+    "torch": "2.13.0+cpu",
+}
+ENVIRONMENT_GPU = {
+    **ENVIRONMENT_2_13,
+    "key": "cuda|NVIDIA H200|torch-2.13.0|py3.11|Linux",
+    "torch": "2.13.0",
+    "gpu_name": "NVIDIA H200",
+}
 
 
 def _result(verdict: str, started_at: str, excerpt: str = "") -> dict:
@@ -56,8 +63,9 @@ def test_no_record_means_not_yet_proved(root: Path) -> None:
 
 def test_proved_record_shows_environment_and_captured_output(root: Path) -> None:
     excerpt = "FooError: widget count 3 exceeds limit 2 <real output>"
-    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z", excerpt),
-                  ENVIRONMENT_2_13)
+    update_record(
+        root / "verification", _result("proved", "2026-11-30T10:00:00Z", excerpt), ENVIRONMENT_2_13
+    )
     page = _render(root)
     assert "**Proof:** [Proved on CPU](#proof)" in page
     assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | proved | 2026-11-30 | 1.2 | 0.5 |" in page
@@ -65,8 +73,7 @@ def test_proved_record_shows_environment_and_captured_output(root: Path) -> None
 
 
 def test_gpu_proof_names_the_gpu(root: Path) -> None:
-    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"),
-                  ENVIRONMENT_GPU)
+    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"), ENVIRONMENT_GPU)
     assert "**Proof:** [Proved on GPU NVIDIA H200](#proof)" in _render(root)
 
 
@@ -89,8 +96,9 @@ def test_not_reproducing_on_an_older_torch_is_not_stale(root: Path) -> None:
 
 
 def test_coverage_page_counts_entries_by_status(root: Path) -> None:
-    update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"),
-                  ENVIRONMENT_2_13)
+    update_record(
+        root / "verification", _result("proved", "2026-11-30T10:00:00Z"), ENVIRONMENT_2_13
+    )
     _render(root)
     coverage = (root / "out" / "coverage.md").read_text(encoding="utf-8")
     assert "| proved-cpu | 1 |" in coverage

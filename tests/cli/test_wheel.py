@@ -9,8 +9,12 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
 from diagnose_helpers import CORPUS, essence, run_diagnose
 from sitebuild import REPO
+
+# Builds a wheel and installs it in a fresh virtual environment.
+pytestmark = pytest.mark.slow
 
 
 def test_wheel_diagnoses_and_explains_outside_the_repository(tmp_path: Path) -> None:
@@ -18,18 +22,31 @@ def test_wheel_diagnoses_and_explains_outside_the_repository(tmp_path: Path) -> 
     clean = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     wheels = tmp_path / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-         str(wheels), str(REPO)],
-        check=True, capture_output=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--wheel-dir",
+            str(wheels),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     [wheel] = wheels.glob("failpedia-*.whl")
     environment = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(environment)
     python = environment / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         str(wheel)],
-        capture_output=True, text=True, timeout=900, env=clean,
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=clean,
     )
     assert install.returncode == 0, install.stderr
     outside = tmp_path / "elsewhere"
@@ -44,7 +61,11 @@ def test_wheel_diagnoses_and_explains_outside_the_repository(tmp_path: Path) -> 
     assert json.loads(installed.stdout)["warnings"] == [], installed.stderr.decode()
     explained = subprocess.run(
         [*command, "explain", "dataloader-worker-killed-by-signal"],
-        cwd=outside, capture_output=True, text=True, timeout=120, env=clean,
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
     )
     assert explained.returncode == 0, explained.stderr
     assert "DataLoader worker (pid N) is killed by signal" in explained.stdout
@@ -52,7 +73,13 @@ def test_wheel_diagnoses_and_explains_outside_the_repository(tmp_path: Path) -> 
     assert "https://failpedia.github.io/failpedia/data/dataloader-worker-killed-by-signal/" in (
         explained.stdout
     )
-    unknown = subprocess.run([*command, "explain", "dataloader-worker-killed"], cwd=outside,
-                             capture_output=True, text=True, timeout=120, env=clean)
+    unknown = subprocess.run(
+        [*command, "explain", "dataloader-worker-killed"],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
+    )
     assert unknown.returncode == 2
     assert "did you mean dataloader-worker-killed-by-signal" in unknown.stderr

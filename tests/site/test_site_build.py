@@ -37,10 +37,14 @@ class _PageLinks(html.parser.HTMLParser):
             if not target:
                 continue
             if urlsplit(target).scheme in ("http", "https") or target.startswith("//"):
-                if tag in ("link", "script", "img") and (tag != "link" or values.get("rel") in (
-                    "stylesheet",
-                    "preconnect",
-                )):
+                if tag in ("link", "script", "img") and (
+                    tag != "link"
+                    or values.get("rel")
+                    in (
+                        "stylesheet",
+                        "preconnect",
+                    )
+                ):
                     self.external_assets.append(target)
                 continue
             if urlsplit(target).scheme:
@@ -116,7 +120,7 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         page = built_site / item.entry.category / item.entry.id / "index.html"
         text = page.read_text(encoding="utf-8")
         text = text[text.index("<article") : text.index("</article>")]
-        headings = ['Quick answer</p>', 'id="signatures"', 'id="affects"', 'id="what-happens"']
+        headings = ["Quick answer</p>", 'id="signatures"', 'id="affects"', 'id="what-happens"']
         headings += ['id="confirm-it"', 'id="fix"', 'id="reproducer"']
         positions = [text.find(heading) for heading in headings]
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
@@ -155,7 +159,7 @@ def test_category_pages_list_every_entry_and_home_counts_them(built_site: Path) 
         for item in entries:
             assert f'href="{item.entry.id}/"' in page, (category.id, item.entry.id)
         assert f"{category.id}/" in home
-        assert f"<td style=\"text-align: right;\">{len(entries)}</td>" in home
+        assert f'<td style="text-align: right;">{len(entries)}</td>' in home
 
 
 def test_entries_stay_out_of_the_navigation(built_site: Path) -> None:
