@@ -459,3 +459,16 @@ def test_update_record_is_atomic_and_skips_skipped(
     monkeypatch.undo()
     records.update_record(tmp_path, result, {"key": "b"})
     assert [item["environment"]["key"] for item in read_json(path)["results"]] == ["a", "b"]
+
+
+def test_records_go_where_mkdocs_yml_says(tmp_path: Path) -> None:
+    """``records_dir`` in the plugin's options moves the records for verify and the site."""
+    root = copy_project(tmp_path)
+    (root / "mkdocs.yml").write_text(
+        "site_name: t\nplugins:\n  - failpedia:\n      records_dir: proofs/cpu\n",
+        encoding="utf-8",
+    )
+    done = verify(root, "proves")
+    assert done.returncode == 0, done.stderr
+    assert read_json(root / "proofs" / "cpu" / "proves.json")["entry"] == "proves"
+    assert not (root / "verification").exists()
