@@ -6,7 +6,7 @@ escape sequences removed, its newlines counted and the engine's scan run over it
 memory stays flat whatever the file's size.
 
 ``FileSpan`` reads a regular file's blocks by offset, so that stretches of one file can be
-read and scanned on several threads at once (``logranges``). ``BlockReader`` reads a
+read and scanned on several threads at once (``stretches``). ``BlockReader`` reads a
 stream (gzip, standard input) in order and prepares its blocks on ``WORKERS`` threads: the
 C helpers in ``_logbytes`` and Hyperscan release the GIL, so they use every core. Blocks
 live in buffers that are reused, because a fresh buffer per block costs a page fault

@@ -1,7 +1,7 @@
 """Find the catalog's failures in logs and put the one that started it all first.
 
-Every candidate line the engine reports is split into segments (``logline``) and checked
-with the exact patterns; a segment counts once per entry. Occurrences of one entry are
+Every candidate line the engine reports is split into segments (``signatures.line_rules``)
+and checked with the exact patterns; a segment counts once per entry. Occurrences of one entry are
 grouped into one finding (the same error on 64 ranks is one finding with 64 ranks), and
 findings are ordered by, in turn:
 
