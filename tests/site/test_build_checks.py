@@ -9,14 +9,13 @@ pattern containing a marker word with Hyperscan's own kind of message.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from helpers import run_cli
-from sitebuild import REPO
+from sitebuild import copy_site_project
 
 ENTRY = "entries/compile/dynamo-recompile-limit/entry.yaml"
 MARKER = "Refusedbyengine"
@@ -53,14 +52,7 @@ class Database(_real.Database):
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the repository's site whose one entry has an engine-refused pattern."""
-    project = tmp_path / "project"
-    for name in ("mkdocs.yml", "docs", "templates", "entries"):
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, project / name)
-        else:
-            project.mkdir(exist_ok=True)
-            shutil.copy(source, project / name)
+    project = copy_site_project(tmp_path / "project")
     entry = project / ENTRY
     lines = entry.read_text(encoding="utf-8").split("\n")
     number = next(i for i, line in enumerate(lines) if line.startswith("    pattern: "))
