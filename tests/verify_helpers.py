@@ -76,11 +76,11 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def wait_for_processes(marker: str, present: bool, seconds: float = 30.0) -> list[int]:
-    """Poll until processes holding ``marker`` exist (or are all gone); return them."""
+def wait_for_processes(marker: str, count: int, seconds: float = 30.0) -> list[int]:
+    """Poll until exactly ``count`` processes hold ``marker`` (0: all gone); return them."""
     deadline = time.monotonic() + seconds
     while True:
         found = processes_with(marker)
-        if bool(found) == present or time.monotonic() > deadline:
+        if len(found) == count or time.monotonic() > deadline:
             return found
         time.sleep(0.05)

@@ -207,7 +207,7 @@ def test_a_double_forked_grandchild_dies_with_the_run(contained_run: Run) -> Non
     result = contained_run.result("escapes-double-fork")
     assert result["broken"]["timed_out"] is True
     assert "DoubleForkError: courier 9 escaped" in result["output_excerpt"]
-    assert wait_for_processes(contained_run.marker, present=False, seconds=5) == []
+    assert wait_for_processes(contained_run.marker, 0, seconds=5) == []
 
 
 def test_a_reproducer_cannot_kill_the_runner(contained_run: Run) -> None:
@@ -240,7 +240,7 @@ def test_stopping_verify_stops_its_runs_and_cleans_up(
         text=True,
     )
     try:
-        started = wait_for_processes(marker, present=True)
+        started = wait_for_processes(marker, 2)
         assert len(started) == 2, "the reproducer did not start its sleepers"
         process.send_signal(signum)
         _, errors = process.communicate(timeout=60)
@@ -249,7 +249,7 @@ def test_stopping_verify_stops_its_runs_and_cleans_up(
             process.kill()
             process.communicate()
     assert process.returncode == exit_code, errors
-    assert wait_for_processes(marker, present=False, seconds=10) == [], "a sleeper survived"
+    assert wait_for_processes(marker, 0, seconds=10) == [], "a sleeper survived"
     assert not [path.name for path in scratch.iterdir()], "temporary folders were left"
     if signum != signal.SIGKILL:
         assert "interrupted" in errors and "Traceback" not in errors, errors
@@ -279,7 +279,7 @@ def test_without_containment_verify_says_what_is_not_enforced(tmp_path: Path) ->
     assert secret not in run.stdout and secret not in run.stderr
     ancestors = next(r for r in document["results"] if r["entry"] == "reads-parent-environ")
     assert "planted: []" in ancestors["output_excerpt"], ancestors["output_excerpt"]
-    assert wait_for_processes(marker, present=False, seconds=5) == []
+    assert wait_for_processes(marker, 0, seconds=5) == []
 
 
 def test_require_containment_refuses_to_run_uncontained(tmp_path: Path) -> None:
