@@ -120,7 +120,10 @@ class Launcher:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(-1, signum)  # every process of the namespace but init and this one
             return
-        for pid in _descendants():
+        targets = set(_descendants())  # empty where there is no /proc
+        if self.child_status is None:
+            targets.add(self.child)
+        for pid in targets:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
 

@@ -285,7 +285,7 @@ def _describe_exit(mode: ModeResult) -> str:
     if mode.signal is not None:
         return f"was killed by {mode.signal}"
     if mode.exit_code is None:
-        return "ended without an exit status (its launcher was killed)"
+        return "ended without an exit status: its launcher was killed"
     return f"exited {mode.exit_code}"
 
 
