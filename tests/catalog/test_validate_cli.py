@@ -184,6 +184,18 @@ def test_unknown_field_without_a_near_name(root):
             "expected an integer, got true/false",
         ),
         (
+            "  device:",
+            "  network: maybe\n  device: cpu",
+            "reproducer.network",
+            "expected true or false, got text",
+        ),
+        (
+            "  device:",
+            "  network: 1\n  device: cpu",
+            "reproducer.network",
+            "expected true or false, got a number",
+        ),
+        (
             "kind:",
             "kind: explosion",
             "kind",
@@ -211,6 +223,8 @@ def test_unknown_field_without_a_near_name(root):
         "text-for-int",
         "int-out-of-range",
         "bool-for-int",
+        "text-for-bool",
+        "int-for-bool",
         "not-a-choice",
         "list-in-list",
         "text-for-mapping",

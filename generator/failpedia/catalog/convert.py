@@ -23,7 +23,13 @@ _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`+")
 _RAW_HTML = re.compile(r"<(?:/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|!--|\?|!\[CDATA\[)")
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_TYPE_NAMES = {str: "text", int: "an integer", list: "a list", dict: "a mapping"}
+_TYPE_NAMES = {
+    str: "text",
+    int: "an integer",
+    bool: "true or false",
+    list: "a list",
+    dict: "a mapping",
+}
 
 
 def _without_fenced_blocks(text: str) -> str:
@@ -128,6 +134,11 @@ class _Converter:
             return self.convert_text(value, metadata, path)
         if tp is int:
             return self.convert_int(value, metadata, path)
+        if tp is bool:
+            if not isinstance(value, bool):
+                self.problem(path, f"expected true or false, got {self.type_name(value)}")
+                return INVALID
+            return value
         raise TypeError(f"unsupported model type {tp!r}")  # a model change, not bad input
 
     def convert_model(self, value: Any, cls: type, path: FieldPath) -> Any:

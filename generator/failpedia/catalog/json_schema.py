@@ -92,6 +92,8 @@ def _type_schema(tp: Any, metadata: dict[str, Any], definitions: dict[str, Any])
         if metadata.get("maximum") is not None:
             schema["maximum"] = metadata["maximum"]
         return schema
+    if tp is bool:
+        return {"type": "boolean"}
     raise TypeError(f"no JSON Schema mapping for {tp!r}")  # a model change, not bad input
 
 

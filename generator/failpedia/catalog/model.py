@@ -153,6 +153,11 @@ class Reproducer:
         default=[],
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$",
     )
+    network: bool = spec(
+        "Whether it needs the network. Reproducers run without one unless this is `true`; "
+        "keep them offline wherever the failure allows.",
+        default=False,
+    )
 
 
 @dataclass(kw_only=True)

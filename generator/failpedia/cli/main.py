@@ -10,7 +10,8 @@ or no signature index is available; 130 interrupted.
 ``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
 skipped for a missing device or requirement; 1 when any was not reproduced, failed its
 fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
-(unknown id, bad git ref); 130 interrupted.
+(unknown id, bad git ref) or ``--require-containment`` without containment; 130
+interrupted (SIGINT), 143 stopped (SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,12 +28,17 @@ of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
 Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
 Records go to verification/<id>.json (newest result per environment) unless --no-record.
 
+Reproducers run contained in bubblewrap (bwrap) where it works: read-only filesystem,
+private /tmp and /dev/shm with a size limit, no network unless the entry declares it,
+a process limit, a private process tree that dies with the run. The first line on
+stderr says whether they are contained and, if not, what is not enforced.
+
 exit codes:
   0  every selected entry proved, or skipped for a missing device or requirement
      (with --require-packages, a missing requirement is a failure)
   1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
-  2  bad usage: unknown entry id, bad git ref
-  130 interrupted
+  2  bad usage: unknown entry id, bad git ref; or --require-containment without it
+  130 interrupted (SIGINT); 143 stopped (SIGTERM); running reproducers are stopped
 """
 
 
@@ -113,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--require-packages",
         action="store_true",
         help="fail when a reproducer is skipped for a missing package (for CI)",
+    )
+    verify.add_argument(
+        "--require-containment",
+        action="store_true",
+        help="refuse to run reproducers unless bubblewrap can contain them (for CI)",
     )
     verify.add_argument(
         "--no-record",

@@ -51,7 +51,7 @@ class ModeResult:
 
     mode: str
     args: list[str]
-    exit_code: int | None  # None when killed by a signal
+    exit_code: int | None  # None when killed by a signal, or when its launcher was killed
     signal: str | None  # e.g. "SIGSEGV", or the signal the runner stopped it with
     seconds: float
     timed_out: bool
