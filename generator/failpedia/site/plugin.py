@@ -7,6 +7,7 @@ so edits to entries and templates (both watched) show up without a restart.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,9 +53,9 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
         self.settings = settings = settings_from_options(
-            root, dict(self.config), config.site_url, config.repo_url
+            root, dict(self.config), config.site_url, config.repo_url, config.docs_dir
         )
-        catalog, problems = load_catalog(settings.entries_dir, settings.root)
+        catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
         proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
         problems.extend(record_problems)
         if problems:
@@ -66,7 +67,11 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
             catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs
         )
         if self.config.nav_section:
-            pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
+            # The theme prints navigation titles as HTML.
+            pages = [
+                {html.escape(category.title): f"{category.id}/index.md"}
+                for category in catalog.categories
+            ]
             if not fill_nav_section(config.nav, self.config.nav_section, pages):
                 raise PluginError(
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
