@@ -3,8 +3,9 @@
 as text everywhere, so no page, search or log finding runs a script or loads anything
 from elsewhere.
 
-Every payload sets ``window.__pwned`` when it runs; the pages are loaded in headless
-Chromium, which must never see it set, nor a dialog, nor a request off 127.0.0.1.
+Every payload marks the page (``data-pwned<N>`` on its root element) when it runs; the
+pages are loaded in headless Chromium, which must never see a mark, nor a dialog, nor a
+request off 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sitebuild import REPO, SiteServer, mkdocs_build
 
 
 def _payload(number: int) -> str:
-    return f"<img src=x onerror=window.__pwned={number}>"
+    return f'<img src=x onerror="document.documentElement.dataset.pwned{number}=1">'
 
 
 SIGNATURE = "FooError: widget count 3 exceeds limit 2 " + _payload(1)
@@ -72,13 +73,14 @@ def _write_hostile_project(destination: Path) -> Path:
     data["summary"] = f'Use `"><b id=pwn>{_payload(7)}. later` first. Then `{_payload(8)}`.'
     data["signatures"][0]["text"] = SIGNATURE
     data["signatures"][0]["pattern"] = (
-        r"FooError: widget count \d+ exceeds limit \d+ <img src=x onerror=window\.__pwned=1>"
+        r"FooError: widget count \d+ exceeds limit \d+ <img src=x "
+        r'onerror="document\.documentElement\.dataset\.pwned1=1">'
     )
     data["aliases"] = [{"text": ALIAS, "note": "Quoted on forums."}]
     data["symptoms"] = [
         {
             "observation": f"Look:\n\n~~~\n{_payload(9)}\n~~~",
-            "meaning": f"Escaped `{_payload(10)}` and &lt;img src=x onerror=window.__pwned=11&gt;",
+            "meaning": f"Escaped `{_payload(10)}` and {html.escape(_payload(11))}",
         }
     ]
     data["faq"] = [{"question": f"Why `{_payload(12)}`?", "answer": "Because."}]
@@ -135,11 +137,8 @@ def hostile_url(hostile_site: Path) -> Iterator[str]:
 def test_signatures_and_aliases_reach_the_search_index_escaped(hostile_site: Path) -> None:
     index = json.loads((hostile_site / "search" / "search_index.json").read_text("utf-8"))
     tags = {tag for doc in index["docs"] for tag in doc.get("tags", [])}
-    assert (
-        "FooError: widget count 3 exceeds limit 2 &lt;img src=x onerror=window.__pwned=1&gt;"
-        in tags
-    )
-    assert "&lt;img src=x onerror=window.__pwned=2&gt; widget alias for &lt;class 'int'&gt;" in tags
+    assert html.escape(SIGNATURE, quote=False) in tags
+    assert html.escape(ALIAS, quote=False) in tags
     assert not [doc for doc in index["docs"] if "<img" in json.dumps(doc)]
 
 
@@ -150,7 +149,7 @@ def test_signatures_json_carries_no_markup(hostile_site: Path) -> None:
     patterns = [
         pattern["source"] for entry in json.loads(text)["entries"] for pattern in entry["patterns"]
     ]
-    assert any("<img src=x onerror=window" in source for source in patterns)
+    assert any('<img src=x onerror="document' in source for source in patterns)
 
 
 @pytest.mark.slow
@@ -158,9 +157,16 @@ def test_page_heads_hold_titles_and_descriptions_as_text(hostile_site: Path) -> 
     page = (hostile_site / "widgets" / "widget-limit" / "index.html").read_text("utf-8")
     head = page[: page.index("<body")]
     assert "<img" not in head and "<b id" not in head
-    assert "&lt;img src=x onerror=window.__pwned=3&gt;" in head
+    assert html.escape(_payload(3)) in head
     header = page[page.index('data-md-component="header-topic"') :][:2000]
     assert "<img" not in header
+
+
+# What ran: the payloads' marks, and the element the description's payload would add.
+MARKS = """[
+    ...Object.keys(document.documentElement.dataset).filter(key => key.startsWith("pwned")),
+    ...Array.from(document.querySelectorAll("#pwn"), () => "b#pwn"),
+]"""
 
 
 def _watch(page, requests: list[str], dialogs: list[str]) -> None:  # noqa: ANN001
@@ -182,9 +188,9 @@ def test_no_page_runs_a_script_or_reaches_outside(browser, hostile_site, hostile
     for path in paths:
         page.goto(hostile_url + path, wait_until="load")
         page.wait_for_timeout(100)
-        state = page.evaluate("[window.__pwned, document.querySelectorAll('#pwn').length]")
-        if state != [None, 0]:
-            pwned[path] = state
+        marks = page.evaluate(MARKS)
+        if marks:
+            pwned[path] = marks
     context.close()
     assert pwned == {}
     assert dialogs == []
@@ -205,10 +211,10 @@ def test_search_shows_hostile_text_as_text(browser, hostile_url) -> None:  # noq
     tags.first.wait_for(state="attached", timeout=15_000)
     page.wait_for_timeout(300)
     shown = tags.all_text_contents()
-    pwned = page.evaluate("window.__pwned")
+    marks = page.evaluate(MARKS)
     page.close()
     assert ALIAS in shown
-    assert pwned is None
+    assert marks == []
     assert dialogs == []
 
 
@@ -225,8 +231,35 @@ def test_log_page_shows_hostile_titles_as_text(browser, hostile_url) -> None:  #
     finding = page.locator(".fp-finding__title").first
     title = finding.inner_text()
     page.wait_for_timeout(300)
-    pwned = page.evaluate("window.__pwned")
+    marks = page.evaluate(MARKS)
     page.close()
     assert title == TITLE
-    assert pwned is None
+    assert marks == []
     assert dialogs == []
+
+
+@pytest.mark.slow
+def test_a_page_whose_html_would_carry_markup_is_not_published(
+    hostile_project: Path, tmp_path: Path
+) -> None:
+    """The last line of defence: were a template to print record text unescaped, the build
+    refuses the page instead of publishing its script."""
+    project = tmp_path / "project"
+    shutil.copytree(hostile_project, project)
+    template = project / "templates" / "entry.md.j2"
+    text = template.read_text(encoding="utf-8")
+    assert text.count("{{ proof.label | plain }}: `python") == 1
+    template.write_text(
+        text.replace("{{ proof.label | plain }}: `python", "{{ proof.label }}: `python"),
+        encoding="utf-8",
+    )
+    site = tmp_path / "site"
+    result = mkdocs_build(project, site, "--strict")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert (
+        "entries/widgets/widget-limit/entry.yaml: its page's HTML holds the attribute 'onerror' "
+        "on <img>, which entry text must not make; the page was not published" in output
+    )
+    assert "Traceback" not in output
+    assert not (site / "widgets" / "widget-limit" / "index.html").exists()

@@ -42,6 +42,7 @@ _DEFINITION = re.compile(
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _SCHEME_CHARACTERS = re.compile(r"[A-Za-z0-9+.\-]*")
 _DROPPED = re.compile(r"[\s`\x00-\x1f]+")
+_ENCODED = re.compile(r"[&\\\s`\x00-\x1f]")  # what _normalized_target has to undo
 _MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()>#+\-.!])")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A link target is read this far to find its scheme; a longer run of scheme characters
@@ -51,6 +52,8 @@ _TARGET_WINDOW = 1024
 
 def _normalized_target(raw: str) -> str:
     """A link target as the browser will see it, for deciding where it leads."""
+    if _ENCODED.search(raw) is None:
+        return raw.lstrip("<")
     target = html.unescape(_MARKDOWN_ESCAPE.sub(r"\1", raw))
     return _DROPPED.sub("", target).lstrip("<")
 

@@ -1,5 +1,6 @@
 """The mkdocs plugin, a thin adapter: load and check the catalog, render its pages and
-add them, with ``signatures.json``, to the build.
+add them, with ``signatures.json``, to the build; refuse a generated page whose HTML
+holds what no entry text may make (``page_guard``).
 
 Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
 so edits to entries and templates (both watched) show up without a restart.
@@ -25,6 +26,7 @@ from failpedia.catalog.index_build import build_index
 from failpedia.catalog.validate import load_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
+from failpedia.site.page_guard import page_problem
 from failpedia.site.plugin_config import FailpediaConfig
 from failpedia.site.proof import load_proofs
 from failpedia.site.render import RenderedPage, SiteSettings, render_site
@@ -47,6 +49,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
     def __init__(self) -> None:
         self.pages: list[RenderedPage] = []
         self.edit_urls: dict[str, str] = {}
+        self.generated: dict[str, RenderedPage] = {}
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
 
@@ -77,6 +80,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
+        self.generated = {page.path: page for page in self.pages}
         self.signature_index = dump_json(build_index(catalog, config.site_url))
         return config
 
@@ -98,6 +102,21 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         # The log page matches pasted logs in the browser against this file.
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         return files
+
+    def on_page_content(
+        self, html: str, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        """Refuse a generated page whose HTML holds what no entry text may make."""
+        generated = self.generated.get(page.file.src_uri)
+        if generated is not None:
+            problem = page_problem(html)
+            if problem is not None:
+                where = generated.source or f"the generated page {generated.path}"
+                raise PluginError(
+                    f"{where}: its page's HTML holds {problem}, which entry text must not "
+                    "make; the page was not published"
+                )
+        return html
 
     def on_page_context(
         self, context: TemplateContext, page: Page, config: MkDocsConfig, nav: Navigation

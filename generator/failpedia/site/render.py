@@ -45,6 +45,7 @@ class RenderedPage:
     path: str
     markdown: str
     edit_url: str | None = None
+    source: str | None = None  # the entry file it shows, for problems with the page
 
 
 def search_terms(item: CatalogEntry) -> list[str]:
@@ -150,6 +151,7 @@ def render_site(
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
                 edit_url=edit_url,
+                source=item.display_path,
             )
         )
     return pages
