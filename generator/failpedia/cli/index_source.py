@@ -44,10 +44,11 @@ def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
     from failpedia.settings import read_settings
 
     root = entries_dir.resolve().parent
-    catalog, problems = load_catalog(entries_dir, root)
+    settings = read_settings(root)
+    catalog, problems = load_catalog(entries_dir, root, settings.docs_dir)
     if problems:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
-    return catalog, read_settings(root).site_url
+    return catalog, settings.site_url
 
 
 def _checkout_entries() -> Path:

@@ -53,8 +53,14 @@ def entry_url(category: str, entry_id: str) -> str:
     return f"{category}/{entry_id}/"
 
 
+# Characters that could start markup, written as JSON escapes: the values read back the
+# same, and the file holds nothing a browser or a page that embeds it reads as a tag.
+_MARKUP_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n"
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    return text.translate(_MARKUP_ESCAPES) + "\n"
 
 
 def parse_index(data: Any, origin: str) -> SignatureIndex:

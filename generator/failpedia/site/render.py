@@ -6,6 +6,7 @@ pages can be written to disk and built by another engine.
 
 from __future__ import annotations
 
+import html
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,12 +45,18 @@ class RenderedPage:
     path: str
     markdown: str
     edit_url: str | None = None
+    source: str | None = None  # the entry file it shows, for problems with the page
 
 
 def search_terms(item: CatalogEntry) -> list[str]:
     """What the search index weighs most for an entry: the line of each signature that its
-    pattern matches, and the aliases."""
-    return [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+    pattern matches, and the aliases, HTML-escaped.
+
+    The theme copies these terms into the search index as they are and shows them as HTML
+    in search results; messages hold ``<class 'int'>`` and ``<lambda>``.
+    """
+    terms = [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+    return [html.escape(term, quote=False) for term in terms]
 
 
 def make_environment(templates_dir: Path) -> jinja2.Environment:
@@ -144,6 +151,7 @@ def render_site(
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
                 edit_url=edit_url,
+                source=item.display_path,
             )
         )
     return pages
