@@ -30,6 +30,7 @@ class ProjectSettings:
     templates_dir: Path
     records_dir: Path
     edit_base: str | None
+    repo_url: str | None = None  # mkdocs.yml's repo_url: where issues and pull requests go
 
 
 def default_edit_base(repo_url: str | None) -> str | None:
@@ -59,6 +60,7 @@ def settings_from_options(
         edit_base=edit_base
         if isinstance(edit_base, str) and edit_base
         else default_edit_base(repo_url),
+        repo_url=repo_url.rstrip("/") if isinstance(repo_url, str) and repo_url else None,
     )
 
 

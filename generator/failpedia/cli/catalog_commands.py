@@ -100,6 +100,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     catalog = checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
-    for path in write_package_data(catalog, settings.site_url, Path(args.out)):
+    for path in write_package_data(catalog, settings.site_url, Path(args.out), settings.repo_url):
         print(f"wrote {path}")
     return 0

@@ -72,7 +72,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
-        self.signature_index = dump_json(build_index(catalog, config.site_url))
+        self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
         return config
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
