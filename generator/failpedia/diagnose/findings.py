@@ -14,7 +14,9 @@ from failpedia.signatures.line_rules import LogTime
 
 class Occurrence:
     """One place an entry's signature matched: which input, line and segment, with the
-    line's text, the match's span and the lines around it."""
+    line's text, the match's span and the lines around it. ``arrival`` orders lines of
+    inputs read side by side (a command's stdout and stderr) by when they came; it is 0
+    for inputs read one after another."""
 
     __slots__ = (
         "source",
@@ -28,6 +30,7 @@ class Occurrence:
         "before",
         "after",
         "root_cause",
+        "arrival",
     )
 
     def __init__(
@@ -42,15 +45,17 @@ class Occurrence:
         span: tuple[int, int],
         before: list[str],
         after: list[str],
+        arrival: int = 0,
     ) -> None:
         self.source, self.file, self.line, self.segment = source, file, line, segment
         self.rank, self.time, self.text, self.span = rank, time, text, span
         self.before, self.after = before, after
         self.root_cause = False
+        self.arrival = arrival
 
     @property
-    def order(self) -> tuple[int, int, int]:
-        return (self.source, self.line, self.segment)
+    def order(self) -> tuple[int, int, int, int]:
+        return (self.arrival, self.source, self.line, self.segment)
 
 
 class Finding:
@@ -75,12 +80,16 @@ class Finding:
 
 
 class ErrorLine(NamedTuple):
+    """An error-like line no entry matched, with the lines around it."""
+
     score: int
-    order: tuple[int, int, int]
+    order: tuple[int, ...]
     file: str
     line: int
     rank: str | None
     text: str
+    before: list[str] = []
+    after: list[str] = []
 
 
 class InputSummary:
