@@ -363,3 +363,67 @@ def test_memory_stays_flat_as_the_output_grows() -> None:
     buffers."""
     growth_kib = _peak_rss_kib(120) - _peak_rss_kib(20)
     assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more output"
+
+
+KEYBOARD = """
+import os, signal, sys, time
+def trapped(number, frame):
+    with open(sys.argv[1], "a") as marker:
+        marker.write(signal.Signals(number).name + "\\n")
+    sys.exit(5)
+signal.signal(signal.SIGINT, trapped)
+line = sys.stdin.readline().strip()
+print(f"read {line}; foreground {os.tcgetpgrp(0) == os.getpgrp()}", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def _read_until(leader: int, needle: bytes, seconds: float) -> bytes:
+    received = b""
+    deadline = time.monotonic() + seconds
+    while needle not in received and time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                received += os.read(leader, 65536)
+            except OSError:
+                break
+    return received
+
+
+def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
+    tmp_path: Path,
+) -> None:
+    """Run from a terminal (its controlling one, in the foreground), the command's group
+    gets the terminal: it reads a typed line instead of stopping on SIGTTIN, and Ctrl-C
+    reaches it once, from the terminal itself."""
+    import fcntl
+    import termios
+
+    leader, follower = pty.openpty()
+    marker = tmp_path / "signals"
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [*CLI, "run", "--", *python(KEYBOARD), str(marker)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(follower)
+    try:
+        os.write(leader, b"hello\n")
+        received = _read_until(leader, b"foreground", 60)
+        assert b"read hello; foreground True" in received, received
+        os.write(leader, b"\x03")  # Ctrl-C: the terminal signals its foreground group
+        assert process.wait(timeout=60) == 5
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
+    assert marker.read_text() == "SIGINT\n"
