@@ -11,6 +11,9 @@ or no signature index is available; 130 interrupted.
 ``failpedia run``: the command's exit status (128 + n when signal n killed it, 127 when it
 was not found, 126 when it could not run); 2 for bad usage, before the command starts.
 
+``failpedia report``: 0 when the report was written; 2 when a log could not be read (the
+report covers the others) or no signature index is available.
+
 ``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
 skipped for a missing device or requirement; 1 when any was not reproduced, failed its
 fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
@@ -172,6 +175,34 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(run)
     run.add_argument("command", nargs=argparse.REMAINDER, metavar="CMD", help=argparse.SUPPRESS)
     run.set_defaults(handler=_run)
+    report = commands.add_parser(
+        "report",
+        help="write a Markdown issue body for a failure (diagnosis, environment, redacted)",
+        description="Diagnose the logs (plain, gzip, folders, or standard input) and print a "
+        "Markdown issue body: the findings, or the most error-like lines with their context "
+        "when none matched; the environment (Python, OS, torch, CUDA, NCCL, GPU, driver, "
+        "packages); and the `failpedia new` line that starts an entry. Home folders and "
+        "what looks like a token are redacted. A link to the issue form goes to stderr.",
+        epilog="Exit codes: 0 the report was written; 2 a log could not be read or no "
+        "signature index is available.",
+    )
+    report.add_argument("paths", nargs="*", metavar="LOG")
+    report.add_argument(
+        "--context",
+        type=_context,
+        default=3,
+        metavar="N",
+        help="lines shown before and after each line (default: 3)",
+    )
+    report.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter whose environment to describe: the one that ran the training "
+        "(default: this one)",
+    )
+    _index_options(report)
+    report.set_defaults(handler=_report)
     explain = commands.add_parser("explain", help="print an entry in the terminal")
     explain.add_argument("id", metavar="ID")
     _index_options(explain)
@@ -244,6 +275,12 @@ def _run(args: argparse.Namespace) -> int:
     from failpedia.cli.run_command import cmd_run
 
     return cmd_run(args)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from failpedia.cli.report_command import cmd_report
+
+    return cmd_report(args)
 
 
 def _explain(args: argparse.Namespace) -> int:
