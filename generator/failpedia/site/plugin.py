@@ -63,7 +63,10 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                 f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}"
             )
         self.pages = render_site(
-            catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs
+            catalog,
+            settings.templates_dir,
+            SiteSettings(settings.edit_base, settings.repo_url),
+            proofs,
         )
         if self.config.nav_section:
             pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
