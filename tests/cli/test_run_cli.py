@@ -328,12 +328,15 @@ def test_a_terminal_stays_a_terminal_and_keeps_its_colours() -> None:
 
 def _peak_rss_kib(megabytes: int) -> int:
     """Peak memory of ``failpedia run`` (its own process, not the command's) while the
-    command prints ``megabytes`` MB of log lines."""
+    command prints ``megabytes`` MB of log lines, a known warning among them every few
+    lines (a run that repeats one for days)."""
     printer = (
         "import sys\n"
         "bar = '[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\\r' * 20 + '\\n'\n"
-        "chunk = ((bar + '[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\\n')"
-        " * 2000).encode()\n"
+        "warning = '[rank1]:[W611 03:00:00.000000 1 utils.py:1] torch._dynamo hit config."
+        "recompile_limit (8)\\n'\n"
+        "chunk = ((bar + '[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\\n'"
+        " + warning) * 2000).encode()\n"
         f"for _ in range({megabytes} * 1_000_000 // len(chunk) + 1):\n"
         "    sys.stdout.buffer.write(chunk)\n"
         "print('RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)')\n"
@@ -354,6 +357,7 @@ def _peak_rss_kib(megabytes: int) -> int:
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     assert b"matmul-shapes-cannot-be-multiplied" in done.stderr
+    assert b"dynamo-recompile-limit" in done.stderr
     peak = [line for line in done.stderr.decode().splitlines() if line.startswith("peak ")]
     return int(peak[-1].split()[1])
 

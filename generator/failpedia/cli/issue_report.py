@@ -120,7 +120,7 @@ def _finding(number: int, finding: Finding, redact: Redact) -> list[str]:
     out = [
         f"{number}. **[{escape(entry.title)}]({finding.url})** ({code_span(entry.id)}, {role}), "
         f"first at {_where(first.file, first.line, first.rank, redact)}"
-        + (f", seen {len(finding.occurrences)} times" if len(finding.occurrences) > 1 else ""),
+        + (f", seen {finding.count} times" if finding.count > 1 else ""),
         "",
     ]
     block = _numbered(first.line, first.before, first.text, first.after, redact)

@@ -127,7 +127,10 @@ class Tally:
 
     def add_error_lines(self, hit: LineHit, source: int, log: LogInput, arrival: int = 0) -> None:
         """Keep the line's error-like segments among the ``MAX_ERROR_LINES`` most
-        error-like seen so far (the highest score, then the latest)."""
+        error-like seen so far (the highest score, then the latest). Once something is
+        found they are not needed: a diagnosis with findings shows none."""
+        if self.findings:
+            return
         context = self.context
         for number, segment in enumerate(split_line(hit.text)):
             score = max(
@@ -202,7 +205,7 @@ class Tally:
                 finding = self.findings.get(entry_index)
                 if finding is None:
                     finding = self.findings[entry_index] = Finding(entry, self.index.url(entry))
-                finding.occurrences.append(
+                finding.add(
                     Occurrence(
                         source,
                         log.name,
@@ -215,7 +218,8 @@ class Tally:
                         _context(hit.before[-context:]) if context else [],
                         _context(hit.after[:context]) if context else [],
                         arrival,
-                    )
+                    ),
+                    (source, hit.line_no) in self.root.blocks,
                 )
 
     def _read_root_cause(self, hit: LineHit, source: int) -> None:
