@@ -11,6 +11,12 @@ found, so memory stays flat however much the command prints.
 Lines of different streams are ordered by when they arrived: every chunk fed gets the
 next number, and a line takes the number of the chunk that completed it.
 
+Until something is found, the error-like keywords are probes too, so that the most
+error-like lines are at hand if nothing ever is. Once a finding is made they no longer
+count (a diagnosis with findings shows none), and the scan goes on without them: on a
+log full of near-misses of real messages, that leaves Hyperscan to reject those lines,
+rather than Python.
+
 One thread feeds a ``LiveDiagnosis``; it is not shared between threads.
 """
 
@@ -96,8 +102,11 @@ class LiveDiagnosis:
         if isinstance(index, IndexFile):
             digest = index.digest
             index = index.load()
+        self._index, self._engine_name, self._digest = index, engine_name, digest
         # One pass, as for standard input: the error-like lines are collected on the way.
         self._matchers = Matchers(index, True, engine_name, digest)
+        self._find = self._matchers.engine.find
+        self._error_probes = True  # whether _find still reports the error-like keywords
         self._tally = Tally(index, self._matchers, context)
         after = max(context, ROOT_CAUSE_LINES)
         self._streams = [_Stream(name, context, after) for name in names]
@@ -135,12 +144,24 @@ class LiveDiagnosis:
 
     def _scan(self, number: int, state: _Stream, size: int, last: bool) -> None:
         collector = state.collector
-        block = prepare(state.slot, size, self._matchers.engine.find, last, size)
+        block = prepare(state.slot, size, self._find, last, size)
         state.marks.append((collector.lines, self._arrivals))
         for hit in collector.add(block):
             self._add(number, state, hit)
         waiting = collector.waiting
         state.forget_marks_before(waiting[0].line_no if waiting else collector.lines + 1)
+        if self._error_probes and self._tally.findings:
+            self._stop_looking_for_error_lines()
+
+    def _stop_looking_for_error_lines(self) -> None:
+        """Scan on with the signatures and the root-cause marker alone: their probes are
+        numbered as before, so the tally reads the hits as it did."""
+        self._error_probes = False
+        try:
+            matchers = Matchers(self._index, False, self._engine_name, self._digest)
+        except Exception:  # noqa: BLE001 - the engine at hand still finds everything
+            return
+        self._find = matchers.engine.find
 
     def _add(self, number: int, state: _Stream, hit: LineHit) -> None:
         self._tally.add(hit, number, state.log, state.arrival_of(hit.line_no))
