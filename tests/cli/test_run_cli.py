@@ -431,3 +431,40 @@ def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
         process.wait()
         os.close(leader)
     assert marker.read_text() == "SIGINT\n"
+
+
+SHELL_LIKE = """
+import os, subprocess, sys
+done = subprocess.run(sys.argv[1:])
+print(f"status {done.returncode}; foreground {os.tcgetpgrp(0) == os.getpgrp()}", flush=True)
+"""
+
+
+def test_a_command_that_cannot_start_leaves_the_terminal_to_its_owner() -> None:
+    """Run from a terminal, a command that is not found hands nothing over for good: the
+    terminal's foreground is ours again, as a shell expects to find it."""
+    import fcntl
+    import termios
+
+    leader, follower = pty.openpty()
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [*python(SHELL_LIKE), *CLI, "run", "--", "no-such-command-for-failpedia"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(follower)
+    try:
+        received = _read_until(leader, b"foreground", 60)
+        assert b"status 127; foreground True" in received, received
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)

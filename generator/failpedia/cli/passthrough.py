@@ -146,6 +146,8 @@ class _Run:
         except BaseException:
             for stream in self.streams:
                 os.close(stream.reader)
+            if terminal is not None:  # the child may have taken it before exec failed
+                _give_terminal(terminal, os.getpgrp())
             raise
         finally:
             for stream in self.streams:
