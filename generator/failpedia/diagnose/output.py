@@ -178,7 +178,8 @@ def run_text(diagnosis: Diagnosis, outcome: str) -> str:
             f"({outcome}); the one that started it first."
         ]
     else:
-        out = [f"failpedia: no known failure in the output ({total_lines:,} lines; {outcome})."]
+        lines = f"{total_lines:,} line{'s' * (total_lines != 1)}"
+        out = [f"failpedia: no known failure in the output ({lines}; {outcome})."]
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
