@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from failpedia.signatures.index_format import IndexedEntry
-from failpedia.signatures.line_rules import MAX_LOCATIONS, LogTime
+from failpedia.signatures.line_rules import MAX_LOCATIONS, LogTime, display_text
 
 
 class Occurrence:
     """One place an entry's signature matched: which input, line and segment, with the
-    line's text, the match's span and the lines around it. ``arrival`` orders lines of
+    line's text, the match's span and the lines around it (as read: shown as
+    ``display_text`` makes them). ``arrival`` orders lines of
     inputs read side by side (a command's stdout and stderr) by when they came; it is 0
     for inputs read one after another."""
 
@@ -27,8 +28,8 @@ class Occurrence:
         "time",
         "text",
         "span",
-        "before",
-        "after",
+        "_before",
+        "_after",
         "arrival",
     )
 
@@ -48,8 +49,18 @@ class Occurrence:
     ) -> None:
         self.source, self.file, self.line, self.segment = source, file, line, segment
         self.rank, self.time, self.text, self.span = rank, time, text, span
-        self.before, self.after = before, after
+        self._before, self._after = before, after
         self.arrival = arrival
+
+    # The context as shown (``display_text``), made only for the occurrences shown: most
+    # are counted and dropped (``Finding.add``).
+    @property
+    def before(self) -> list[str]:
+        return [display_text(line) for line in self._before]
+
+    @property
+    def after(self) -> list[str]:
+        return [display_text(line) for line in self._after]
 
     @property
     def order(self) -> tuple[int, int, int, int]:
