@@ -32,6 +32,7 @@ class ProjectSettings:
     records_dir: Path
     edit_base: str | None
     docs_dir: Path  # the hand-written pages, whose names entry ids must not take
+    repo_url: str | None = None  # mkdocs.yml's repo_url: where issues and pull requests go
 
 
 def default_edit_base(repo_url: str | None) -> str | None:
@@ -69,6 +70,7 @@ def settings_from_options(
         docs_dir=(
             root / (docs_dir if isinstance(docs_dir, str) and docs_dir else DEFAULT_DOCS_DIR)
         ).resolve(),
+        repo_url=repo_url.rstrip("/") if isinstance(repo_url, str) and repo_url else None,
     )
 
 

@@ -54,7 +54,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     problems.extend(record_problems)
     if problems:
         return report_problems(problems)
-    pages = render_site(catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs)
+    pages = render_site(
+        catalog, settings.templates_dir, SiteSettings(settings.edit_base, settings.repo_url), proofs
+    )
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")
@@ -112,6 +114,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     catalog = checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
-    for path in write_package_data(catalog, settings.site_url, Path(args.out)):
+    for path in write_package_data(catalog, settings.site_url, Path(args.out), settings.repo_url):
         print(f"wrote {path}")
     return 0

@@ -68,6 +68,12 @@ except ImportError:  # built without a C compiler
     COMPILED = False
     strip_and_count, count_newlines = strip_and_count_python, count_newlines_python
 
+# What a diagnosis warns when the C helpers are missing.
+SLOW_READER_WARNING = (
+    "the compiled log reader (failpedia.diagnose._logbytes) was not built when "
+    "failpedia was installed; reading logs in Python, several times slower"
+)
+
 
 class Candidate(NamedTuple):
     """A line the scan flagged: where it starts in the block, how many lines of the block
@@ -116,7 +122,7 @@ def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> B
     return Block(data, size, newlines, candidates, last, read_bytes, slot)
 
 
-def _cut(data: bytearray, total: int) -> int:
+def block_end(data: bytearray, total: int) -> int:
     """Where the block ends: after its last ``\\n``; or 0, to carry the unfinished line
     on, until it passes ``MAX_CARRY`` and is cut after its last ``\\r`` (a progress bar
     redrawn for hours) or, holding none, anywhere."""
@@ -312,7 +318,7 @@ class BlockReader:
             read_total += read
             total = len(carry) + read
             last = read == 0
-            cut = total if last else _cut(raw, total)
+            cut = total if last else block_end(raw, total)
             carry = bytes(raw[cut:total])
             if cut or last:
                 break

@@ -9,12 +9,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from failpedia.signatures.index_format import IndexedEntry
-from failpedia.signatures.line_rules import LogTime
+from failpedia.signatures.line_rules import MAX_LOCATIONS, LogTime, display_text
 
 
 class Occurrence:
     """One place an entry's signature matched: which input, line and segment, with the
-    line's text, the match's span and the lines around it."""
+    line's text, the match's span and the lines around it (as read: shown as
+    ``display_text`` makes them). ``arrival`` orders lines of
+    inputs read side by side (a command's stdout and stderr) by when they came; it is 0
+    for inputs read one after another."""
 
     __slots__ = (
         "source",
@@ -25,9 +28,9 @@ class Occurrence:
         "time",
         "text",
         "span",
-        "before",
-        "after",
-        "root_cause",
+        "_before",
+        "_after",
+        "arrival",
     )
 
     def __init__(
@@ -42,45 +45,114 @@ class Occurrence:
         span: tuple[int, int],
         before: list[str],
         after: list[str],
+        arrival: int = 0,
     ) -> None:
         self.source, self.file, self.line, self.segment = source, file, line, segment
         self.rank, self.time, self.text, self.span = rank, time, text, span
-        self.before, self.after = before, after
-        self.root_cause = False
+        self._before, self._after = before, after
+        self.arrival = arrival
+
+    # The context as shown (``display_text``), made only for the occurrences shown: most
+    # are counted and dropped (``Finding.add``).
+    @property
+    def before(self) -> list[str]:
+        return [display_text(line) for line in self._before]
 
     @property
-    def order(self) -> tuple[int, int, int]:
-        return (self.source, self.line, self.segment)
+    def after(self) -> list[str]:
+        return [display_text(line) for line in self._after]
+
+    @property
+    def order(self) -> tuple[int, int, int, int]:
+        return (self.arrival, self.source, self.line, self.segment)
 
 
 class Finding:
-    """Every occurrence of one entry, and where it ranks."""
+    """Every occurrence of one entry, within bounds however many there are: the count and
+    the ranks exactly, the ``MAX_LOCATIONS`` first in order, and those that may prove the
+    earliest in time (the earliest with a year, and the earliest without one: which of
+    them comes first depends on the year assumed for the second, known at the end)."""
 
-    __slots__ = ("entry", "url", "occurrences", "level", "first", "first_time")
+    __slots__ = (
+        "entry",
+        "url",
+        "count",
+        "rank_set",
+        "kept",
+        "earliest",
+        "in_root_block",
+        "min_year",
+        "level",
+        "first",
+        "first_time",
+        "root_cause",
+    )
 
     def __init__(self, entry: IndexedEntry, url: str) -> None:
         self.entry, self.url = entry, url
-        self.occurrences: list[Occurrence] = []
+        self.count = 0
+        self.rank_set: set[str] = set()
+        self.kept: list[Occurrence] = []
+        self.earliest: dict[bool, tuple[float, tuple[int, int, int, int], Occurrence]] = {}
+        self.in_root_block = False
+        self.min_year: int | None = None
         self.level = 0
         self.first: Occurrence | None = None
         self.first_time: float | None = None
+        self.root_cause = False  # on a rank torchrun named, or in its block: set when ordered
+
+    def add(self, item: Occurrence, in_root_block: bool = False) -> None:
+        """Count ``item`` and keep it if it is among those a diagnosis can show."""
+        self.count += 1
+        if item.rank is not None:
+            self.rank_set.add(item.rank)
+        if in_root_block:
+            self.in_root_block = True
+        self.kept.append(item)
+        if len(self.kept) >= 2 * MAX_LOCATIONS:  # items may come a little out of order
+            self.kept.sort(key=lambda kept: kept.order)
+            del self.kept[MAX_LOCATIONS:]
+        time = item.time
+        if time is None:
+            return
+        if time.year is not None:
+            self.min_year = time.year if self.min_year is None else min(self.min_year, time.year)
+        # A year 2000 (a leap year) orders times without one among themselves.
+        key = (time.seconds(2000), item.order)
+        best = self.earliest.get(time.year is None)
+        if best is None or key < best[:2]:
+            self.earliest[time.year is None] = (*key, item)
+
+    @property
+    def locations(self) -> list[Occurrence]:
+        """The first ``MAX_LOCATIONS`` occurrences, in order."""
+        return sorted(self.kept, key=lambda item: item.order)[:MAX_LOCATIONS]
+
+    @property
+    def first_candidates(self) -> list[Occurrence]:
+        """The occurrences one of which is the first: the first in order, and the
+        earliest in time with and without a year."""
+        candidates = [item for _, _, item in self.earliest.values()]
+        if self.kept:
+            candidates.append(min(self.kept, key=lambda item: item.order))
+        return candidates
 
     @property
     def ranks(self) -> list[str]:
-        return sort_ranks({item.rank for item in self.occurrences if item.rank is not None})
-
-    @property
-    def root_cause(self) -> bool:
-        return any(item.root_cause for item in self.occurrences)
+        return sort_ranks(self.rank_set)
 
 
 class ErrorLine(NamedTuple):
+    """An error-like line no entry matched, with the lines around it."""
+
     score: int
-    order: tuple[int, int, int]
+    order: tuple[int, ...]
     file: str
     line: int
     rank: str | None
     text: str
+    before: list[str] = []
+    after: list[str] = []
 
 
 class InputSummary:

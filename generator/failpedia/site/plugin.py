@@ -67,7 +67,10 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                 f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}"
             )
         self.pages = render_site(
-            catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs
+            catalog,
+            settings.templates_dir,
+            SiteSettings(settings.edit_base, settings.repo_url),
+            proofs,
         )
         if self.config.nav_section:
             # The theme prints navigation titles as HTML.
@@ -81,7 +84,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
         self.generated = {page.path: page for page in self.pages}
-        self.signature_index = dump_json(build_index(catalog, config.site_url))
+        self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
         return config
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:

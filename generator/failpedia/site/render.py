@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 
 from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry
+from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
 from failpedia.site.proof import Proof, coverage
 
@@ -30,6 +31,14 @@ class SiteSettings:
     """What pages need to know about the site they are part of."""
 
     edit_base: str | None = None  # e.g. https://github.com/org/repo/edit/main/
+    repo_url: str | None = None  # e.g. https://github.com/org/repo: where issues go
+
+    def wrong_entry_url(self, item: CatalogEntry) -> str | None:
+        """The "an entry is wrong" issue form, with the entry's id filled in."""
+        entry_id = item.entry.id
+        return new_issue_url(
+            self.repo_url, ENTRY_WRONG_FORM, f"{entry_id}: ", {ENTRY_FIELD: entry_id}
+        )
 
     def edit_url(self, item: CatalogEntry) -> str | None:
         """Where to edit the entry's YAML; entries outside the project have none."""
@@ -147,6 +156,7 @@ def render_site(
                     more=others[:MORE_IN_CATEGORY],
                     more_count=len(others),
                     edit_url=edit_url,
+                    wrong_entry_url=settings.wrong_entry_url(item),
                     link=lambda target, page=item.page_path: relative_link(page, target.page_path),
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
