@@ -157,13 +157,19 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year))
-    if diagnosis.error_lines:
-        out.append("")
-        out.append("The most error-like lines (no entry matches them):")
-        for item in diagnosis.error_lines:
-            rank = f" [rank {item.rank}]" if item.rank is not None else ""
-            out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    out.extend(_error_lines_text(diagnosis))
     return "\n".join(out)
+
+
+def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
+    """The most error-like lines, shown when no entry matched."""
+    if not diagnosis.error_lines:
+        return []
+    out = ["", "The most error-like lines (no entry matches them):"]
+    for item in diagnosis.error_lines:
+        rank = f" [rank {item.rank}]" if item.rank is not None else ""
+        out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    return out
 
 
 def run_text(diagnosis: Diagnosis, outcome: str) -> str:
@@ -183,12 +189,7 @@ def run_text(diagnosis: Diagnosis, outcome: str) -> str:
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
-    if diagnosis.error_lines:
-        out.append("")
-        out.append("The most error-like lines (no entry matches them):")
-        for item in diagnosis.error_lines:
-            rank = f" [rank {item.rank}]" if item.rank is not None else ""
-            out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    out.extend(_error_lines_text(diagnosis))
     return "\n".join(out)
 
 
