@@ -38,6 +38,13 @@ def copy_site_project(destination: Path) -> Path:
     return destination
 
 
+def build_site(project: Path, site_dir: Path) -> Path:
+    """``mkdocs build --strict`` of ``project`` into ``site_dir``, which must succeed."""
+    result = mkdocs_build(project, site_dir, "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return site_dir
+
+
 def mkdocs_build(project: Path, site_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """Run ``mkdocs build`` as a user would, in a subprocess."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}

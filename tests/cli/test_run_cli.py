@@ -396,23 +396,19 @@ def _read_until(leader: int, needle: bytes, seconds: float) -> bytes:
     return received
 
 
-def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
-    tmp_path: Path,
-) -> None:
-    """Run from a terminal (its controlling one, in the foreground), the command's group
-    gets the terminal: it reads a typed line instead of stopping on SIGTTIN, and Ctrl-C
-    reaches it once, from the terminal itself."""
+def _start_in_a_terminal(command: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command`` in a new session whose controlling terminal is a new pty, as a
+    shell in a terminal window would; return it and the terminal's leader side."""
     import fcntl
     import termios
 
     leader, follower = pty.openpty()
-    marker = tmp_path / "signals"
 
     def controlling_terminal() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     process = subprocess.Popen(
-        [*CLI, "run", "--", *python(KEYBOARD), str(marker)],
+        command,
         stdin=follower,
         stdout=follower,
         stderr=follower,
@@ -420,6 +416,17 @@ def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
         preexec_fn=controlling_terminal,
     )
     os.close(follower)
+    return process, leader
+
+
+def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
+    tmp_path: Path,
+) -> None:
+    """Run from a terminal (its controlling one, in the foreground), the command's group
+    gets the terminal: it reads a typed line instead of stopping on SIGTTIN, and Ctrl-C
+    reaches it once, from the terminal itself."""
+    marker = tmp_path / "signals"
+    process, leader = _start_in_a_terminal([*CLI, "run", "--", *python(KEYBOARD), str(marker)])
     try:
         os.write(leader, b"hello\n")
         received = _read_until(leader, b"foreground", 60)
@@ -443,23 +450,9 @@ print(f"status {done.returncode}; foreground {os.tcgetpgrp(0) == os.getpgrp()}",
 def test_a_command_that_cannot_start_leaves_the_terminal_to_its_owner() -> None:
     """Run from a terminal, a command that is not found hands nothing over for good: the
     terminal's foreground is ours again, as a shell expects to find it."""
-    import fcntl
-    import termios
-
-    leader, follower = pty.openpty()
-
-    def controlling_terminal() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    process = subprocess.Popen(
-        [*python(SHELL_LIKE), *CLI, "run", "--", "no-such-command-for-failpedia"],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        start_new_session=True,
-        preexec_fn=controlling_terminal,
+    process, leader = _start_in_a_terminal(
+        [*python(SHELL_LIKE), *CLI, "run", "--", "no-such-command-for-failpedia"]
     )
-    os.close(follower)
     try:
         received = _read_until(leader, b"foreground", 60)
         assert b"status 127; foreground True" in received, received

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import LIMIT, copy_fixture, entry_data, run_cli, write_entry_data
-from sitebuild import REPO, SiteServer, mkdocs_build
+from sitebuild import REPO, SiteServer, build_site, mkdocs_build
 
 
 def _payload(number: int) -> str:
@@ -121,10 +121,7 @@ def test_rendered_front_matter_is_html_escaped(tmp_path: Path, page: str) -> Non
 
 @pytest.fixture(scope="module")
 def hostile_site(hostile_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    site = tmp_path_factory.mktemp("hostile-site")
-    result = mkdocs_build(hostile_project, site, "--strict")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return site
+    return build_site(hostile_project, tmp_path_factory.mktemp("hostile-site"))
 
 
 @pytest.fixture(scope="module")
