@@ -3,6 +3,7 @@ given, the package's data (wheel installs), or the catalog of a checkout compile
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,11 +41,17 @@ def source_tree_root() -> Path | None:
 
 def compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
     """Load and check the catalog in ``entries_dir`` (and the settings of its project:
-    the site and repository URLs); refuse it with every problem listed."""
+    the site and repository URLs); refuse it with every problem listed. A command that
+    needs both the index and the entry texts (``explain``) loads the folder once."""
+    return _compile_catalog(entries_dir.resolve())
+
+
+@functools.cache
+def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
     from failpedia.catalog.validate import load_catalog
     from failpedia.settings import read_settings
 
-    root = entries_dir.resolve().parent
+    root = entries_dir.parent
     settings = read_settings(root)
     catalog, problems = load_catalog(entries_dir, root, settings.docs_dir)
     if problems:
