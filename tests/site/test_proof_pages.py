@@ -57,7 +57,7 @@ def _render(root: Path) -> str:
 
 def test_no_record_means_not_yet_proved(root: Path) -> None:
     page = _render(root)
-    assert "**Proof:** [Not yet proved](#proof)" in page
+    assert "**[Not yet proved](#proof)**" in page
     assert '!!! note "Not yet proved"' in page
 
 
@@ -67,14 +67,14 @@ def test_proved_record_shows_environment_and_captured_output(root: Path) -> None
         root / "verification", _result("proved", "2026-11-30T10:00:00Z", excerpt), ENVIRONMENT_2_13
     )
     page = _render(root)
-    assert "**Proof:** [Proved on CPU](#proof)" in page
+    assert "**[Proved on CPU](#proof)**" in page
     assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | proved | 2026-11-30 | 1.2 | 0.5 |" in page
     assert "FooError: widget count 3 exceeds limit 2 &lt;real output&gt;" in page
 
 
 def test_gpu_proof_names_the_gpu(root: Path) -> None:
     update_record(root / "verification", _result("proved", "2026-11-30T10:00:00Z"), ENVIRONMENT_GPU)
-    assert "**Proof:** [Proved on GPU NVIDIA H200](#proof)" in _render(root)
+    assert "**[Proved on GPU NVIDIA H200](#proof)**" in _render(root)
 
 
 def test_no_longer_reproducing_on_a_newer_torch_marks_the_entry_stale(root: Path) -> None:
@@ -82,7 +82,7 @@ def test_no_longer_reproducing_on_a_newer_torch_marks_the_entry_stale(root: Path
     update_record(records, _result("proved", "2026-10-01T10:00:00Z"), ENVIRONMENT_2_12)
     update_record(records, _result("not-reproduced", "2026-11-30T10:00:00Z"), ENVIRONMENT_2_13)
     page = _render(root)
-    assert "**Proof:** [Stale: broken mode no longer reproduces on torch 2.13.0+cpu" in page
+    assert "**[Stale: broken mode no longer reproduces on torch 2.13.0+cpu" in page
     assert '!!! warning "Stale"' in page
     assert "| CPU, Python 3.11.7, Linux | 2.12.0+cpu | proved |" in page
     assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | not-reproduced |" in page
@@ -92,7 +92,7 @@ def test_not_reproducing_on_an_older_torch_is_not_stale(root: Path) -> None:
     records = root / "verification"
     update_record(records, _result("not-reproduced", "2026-10-01T10:00:00Z"), ENVIRONMENT_2_12)
     update_record(records, _result("proved", "2026-11-30T10:00:00Z"), ENVIRONMENT_2_13)
-    assert "**Proof:** [Proved on CPU](#proof)" in _render(root)
+    assert "**[Proved on CPU](#proof)**" in _render(root)
 
 
 def test_coverage_page_counts_entries_by_status(root: Path) -> None:

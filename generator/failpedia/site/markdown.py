@@ -74,6 +74,25 @@ def page_text(text: str) -> str:
     return html.escape(" ".join(text.split()), quote=True)
 
 
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKDOWN_MARKS = re.compile(r"`+|\*+")  # code and emphasis marks; identifiers keep their _
+
+
+def meta_text(text: str, limit: int = 160) -> str:
+    """Plain text for a meta description or a search result snippet: Markdown marks and
+    link targets removed, cut at a word to fewer than ``limit`` characters, escaped."""
+    flat = _MARKDOWN_MARKS.sub("", _MARKDOWN_LINK.sub(r"\1", " ".join(text.split())))
+    if len(flat) >= limit:
+        flat = flat[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return html.escape(flat, quote=True)
+
+
+def head_title(text: str, limit: int = 60) -> str:
+    """A title for a web search result: cut at a word to fewer than ``limit`` characters
+    (entry titles are messages, often longer), Markdown marks removed, escaped."""
+    return meta_text(text, limit)
+
+
 def plain(value: object) -> str:
     """Text from a verification record as literal Markdown: no markup, link or code."""
     escaped = html.escape(" ".join(str(value).split()), quote=False)
@@ -124,6 +143,8 @@ MARKDOWN_FILTERS: dict[str, Callable[..., Any]] = {
     "inline_code": inline_code,
     "cell": table_cell,
     "page_text": page_text,
+    "meta_text": meta_text,
+    "head_title": head_title,
     "plain": plain,
     "link_text": link_text,
     "first_sentence": first_sentence,

@@ -16,16 +16,16 @@ from html.parser import HTMLParser
 
 from failpedia.catalog.markdown_check import link_target_problem
 
-# What Python-Markdown and the site's extensions (admonition, tables, toc, superfences,
-# highlight, tasklist) and the templates' <pre><code> blocks make.
+# What Python-Markdown and the site's extensions (admonition, details, tables, toc,
+# superfences, highlight, tasklist) and the templates' <pre><code> blocks make.
 _TAGS = frozenset(
     {"a", "blockquote", "br", "code", "div", "em", "hr", "img", "input", "label", "li", "ol"}
     | {"p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead"}
-    | {"tr", "ul", "h1", "h2", "h3", "h4", "h5", "h6"}
+    | {"tr", "ul", "h1", "h2", "h3", "h4", "h5", "h6", "details", "summary"}
 )
 _ATTRIBUTES = frozenset(
     {"alt", "checked", "class", "disabled", "href", "id", "name", "src", "start", "style"}
-    | {"title", "type"}
+    | {"open", "title", "type", "placeholder", "aria-label", "autocomplete"}
 )
 _TABLE_ALIGNMENT = re.compile(r"text-align: (?:left|right|center);")
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import jinja2
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry
+from failpedia.catalog.entry_files import MAX_FILE_BYTES
 from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
 from failpedia.site.proof import Proof, coverage
@@ -23,6 +25,12 @@ ROLE_TEXT = {
     "downstream": "follows from another failure",
 }
 DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
+KIND_TEXT = {
+    "crash": "Crash",
+    "warning": "Warning",
+    "hang": "Hang",
+    "silent-wrong-result": "Silent wrong result",
+}
 MORE_IN_CATEGORY = 12
 
 
@@ -68,6 +76,18 @@ def search_terms(item: CatalogEntry) -> list[str]:
     return [html.escape(term, quote=False) for term in terms]
 
 
+def reproducer_source(item: CatalogEntry) -> str | None:
+    """The reproducer's code, shown on the page (None when it cannot be read, which the
+    validator has already reported)."""
+    try:
+        data = read_bounded(
+            item.folder / item.entry.reproducer.script, within=item.folder, limit=MAX_FILE_BYTES
+        )
+        return data.decode("utf-8")
+    except (RefusedFile, UnicodeDecodeError):
+        return None
+
+
 def make_environment(templates_dir: Path) -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
@@ -79,7 +99,10 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
     )
     environment.filters.update(MARKDOWN_FILTERS)
     environment.globals.update(
-        role_text=ROLE_TEXT, device_text=DEVICE_TEXT, relation_titles=RELATION_TITLES
+        role_text=ROLE_TEXT,
+        device_text=DEVICE_TEXT,
+        kind_text=KIND_TEXT,
+        relation_titles=RELATION_TITLES,
     )
     return environment
 
@@ -157,6 +180,7 @@ def render_site(
                     more_count=len(others),
                     edit_url=edit_url,
                     wrong_entry_url=settings.wrong_entry_url(item),
+                    reproducer_source=reproducer_source(item),
                     link=lambda target, page=item.page_path: relative_link(page, target.page_path),
                     category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
                 ),
