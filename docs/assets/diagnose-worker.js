@@ -15,10 +15,62 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
 }
 
+// A signature pattern, compiled with the "u" flag: like Python, the engine then reads a line
+// as code points (a character outside the BMP is one character to ".", to a negated class
+// and to a count), and the dialect's canonical form is valid in that mode. Null where this
+// browser cannot compile it: that pattern is skipped, never every other one with it.
+function compilePattern(source) {
+  try {
+    return new RegExp(source, "u");
+  } catch (error) {
+    return null;
+  }
+}
+
+// The first `cap` characters of `text`, counted as Python counts them: in code points.
+function capText(text, cap) {
+  if (text.length <= cap) return text;
+  var units = 0;
+  for (var count = 0; count < cap && units < text.length; count++) {
+    var code = text.charCodeAt(units);
+    var pair = code >= 0xd800 && code <= 0xdbff && units + 1 < text.length &&
+      (text.charCodeAt(units + 1) & 0xfc00) === 0xdc00;
+    units += pair ? 2 : 1;
+  }
+  return text.slice(0, units);
+}
+
+// Python's str.strip(BLANK) and its halves, for the rules' ASCII whitespace.
+function isBlankChar(text, position) {
+  return rules.blank.indexOf(text[position]) !== -1;
+}
+function isBlank(text) {
+  for (var i = 0; i < text.length; i++) if (!isBlankChar(text, i)) return false;
+  return true;
+}
+function stripBlank(text, left, right) {
+  var start = 0, end = text.length;
+  while (left && start < end && isBlankChar(text, start)) start++;
+  while (right && end > start && isBlankChar(text, end - 1)) end--;
+  return text.slice(start, end);
+}
+
+// Code points before `units` UTF-16 units of `text`: where Python counts a match to start.
+function codePoints(text, units) {
+  var count = 0;
+  for (var i = 0; i < units; i++) {
+    var code = text.charCodeAt(i);
+    if (code < 0xdc00 || code > 0xdfff || i === 0 ||
+        (text.charCodeAt(i - 1) & 0xfc00) !== 0xd800) count++;
+  }
+  return count;
+}
+
 function compileIndex(data) {
   var r = data.rules;
   rules = {
     cap: r.line_cap,
+    blank: r.blank,
     maxPrefixes: r.max_prefixes,
     ansi: new RegExp(r.ansi, "g"),
     prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1])]; }),
@@ -31,10 +83,18 @@ function compileIndex(data) {
     maxLocations: r.max_locations,
   };
   var literals = [rules.rootMarker];
+  var warnings = [];
   var entries = data.entries.map(function (entry, position) {
-    var patterns = entry.patterns.map(function (pattern) {
+    var patterns = [];
+    entry.patterns.forEach(function (pattern) {
+      var regex = compilePattern(pattern.source);
+      if (!regex) {
+        warnings.push("this browser cannot compile a signature pattern of " + entry.id +
+                      "; that pattern is skipped");
+        return;
+      }
       pattern.literals.forEach(function (literal) { literals.push(literal); });
-      return { regex: new RegExp(pattern.source), literals: pattern.literals };
+      patterns.push({ regex: regex, literals: pattern.literals });
     });
     return { data: entry, position: position, patterns: patterns };
   });
@@ -44,6 +104,7 @@ function compileIndex(data) {
   literals.sort(function (a, b) { return b.length - a.length; });
   index = {
     siteUrl: data.site_url,
+    warnings: warnings,
     entries: entries,
     probe: new RegExp(literals.map(escapeRegExp).join("|"), "g"),
   };
@@ -84,17 +145,17 @@ function parseSegment(raw) {
     }
     if (!applied) break;
   }
-  return { text: text.slice(0, rules.cap), rank: rank, time: time };
+  return { text: capText(text, rules.cap), rank: rank, time: time };
 }
 
 function splitLine(line) {
-  return stripAnsi(line).split("\r").filter(function (part) { return part.trim(); })
+  return stripAnsi(line).split("\r").filter(function (part) { return !isBlank(part); })
     .map(parseSegment);
 }
 
 function displayText(line) {
-  var parts = stripAnsi(line).split("\r").filter(function (part) { return part.trim(); });
-  return (parts.length ? parts[parts.length - 1] : "").replace(/\s+$/, "").slice(0, rules.cap);
+  var parts = stripAnsi(line).split("\r").filter(function (part) { return !isBlank(part); });
+  return capText(stripBlank(parts.length ? parts[parts.length - 1] : "", false, true), rules.cap);
 }
 
 function timeSeconds(time, year) {
@@ -228,7 +289,7 @@ function collectErrorLines(state, source, name, rank, hit) {
     if (!score) return;
     state.errors.push({ score: score, order: [source, hit.lineNo, number], file: name,
                         line: hit.lineNo, rank: segment.rank !== null ? segment.rank : rank,
-                        text: segment.text.trim() });
+                        text: stripBlank(segment.text, true, true) });
     if (state.errors.length > rules.maxErrorLines * 20) trimErrors(state);
   });
 }
@@ -268,7 +329,9 @@ function matchHit(state, source, name, rank, hit) {
       finding.occurrences.push({
         source: source, file: name, line: hit.lineNo, segment: number,
         rank: segment.rank !== null ? segment.rank : rank, time: segment.time,
-        text: segment.text, match: [found.index, found.index + found[0].length],
+        text: segment.text,
+        match: [codePoints(segment.text, found.index),
+                codePoints(segment.text, found.index + found[0].length)],
         before: context ? hit.before.slice(-context).map(displayText) : [],
         after: context ? hit.after.slice(0, context).map(displayText) : [],
       });
@@ -351,6 +414,7 @@ function finish(state) {
     unmatched: errors.map(function (e) {
       return { file: e.file, line: e.line, rank: e.rank, score: e.score, text: e.text };
     }),
+    warnings: index.warnings.slice(),
   };
 }
 

@@ -43,9 +43,10 @@
     var pre = element("pre", "fp-finding__log");
     first.before.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     var hit = element("span", "fp-finding__line");
-    hit.appendChild(document.createTextNode(first.text.slice(0, first.match[0])));
-    hit.appendChild(element("mark", null, first.text.slice(first.match[0], first.match[1])));
-    hit.appendChild(document.createTextNode(first.text.slice(first.match[1]) + "\n"));
+    var chars = Array.from(first.text);  // the match is counted in code points, as by the CLI
+    hit.appendChild(document.createTextNode(chars.slice(0, first.match[0]).join("")));
+    hit.appendChild(element("mark", null, chars.slice(first.match[0], first.match[1]).join("")));
+    hit.appendChild(document.createTextNode(chars.slice(first.match[1]).join("") + "\n"));
     pre.appendChild(hit);
     first.after.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     item.appendChild(pre);
@@ -65,6 +66,9 @@
     out.textContent = "";
     var siteRoot = new URL("../", assets);
     var count = result.findings.length;
+    (result.warnings || []).forEach(function (warning) {
+      out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
+    });
     out.appendChild(element("p", "fp-summary", count
       ? count + " known failure" + (count === 1 ? "" : "s") + " found; the one that started it first."
       : "No known failure found in this log."));

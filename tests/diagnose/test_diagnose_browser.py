@@ -4,10 +4,12 @@ nothing interpreted as HTML."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
 from diagnose_helpers import corpus_logs, diagnose_json, essence
+from failpedia.signatures.dialect import compile_pattern
 
 DONE = "#failpedia-diagnose[data-fp-state=done]"
 
@@ -132,3 +134,57 @@ def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) 
     assert "running" in states
     result = log_page.evaluate("window.failpediaDiagnosis")
     assert essence(result) == essence(diagnose_json(str(log)))
+
+
+def _indexed_entry(entry_id: str, canonical: str, literal: str) -> dict:
+    return {
+        "id": entry_id,
+        "title": entry_id,
+        "category": "test",
+        "kind": "crash",
+        "role": "initiating",
+        "url": f"test/{entry_id}/",
+        "causes": [],
+        "caused_by": [],
+        "patterns": [{"source": canonical, "literals": [literal]}],
+    }
+
+
+def test_non_bmp_patterns_match_as_in_python_and_a_broken_one_skips_alone(
+    log_page,  # noqa: ANN001
+    built_site: Path,
+    tmp_path: Path,
+) -> None:
+    """An index with a pattern of characters outside the BMP (a range of emoji, and '.'
+    taking one of them) and a pattern this browser cannot compile: the page finds what
+    the CLI finds with the same index, says which pattern it skipped, and keeps working."""
+    data = json.loads((built_site / "signatures.json").read_text(encoding="utf-8"))
+    emoji = compile_pattern("FooError: [\U0001f600-\U0001f64f]+ at .x\\b").canonical
+    data["entries"].append(_indexed_entry("emoji-range", emoji, "FooError: "))
+    compiled = tmp_path / "compiled.json"  # what the CLI reads: the page skips the broken one
+    compiled.write_text(json.dumps(data), encoding="utf-8")
+    data["entries"].append(_indexed_entry("broken-pattern", "BarError: (?<", "BarError: "))
+    index = tmp_path / "signatures.json"
+    index.write_text(json.dumps(data), encoding="utf-8")
+    log_page.route("**/signatures.json", lambda route: route.fulfill(path=str(index)))
+    log = tmp_path / "unicode.log"
+    log.write_text(
+        "[rank1]: BarError: never compiled\n"
+        "[rank1]: FooError: \U0001f600\U0001f603 at \U0001d518x\n"
+        "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\n",
+        encoding="utf-8",
+    )
+    page = _paste(log_page, log.read_text(encoding="utf-8"))
+    cli = diagnose_json("--index", str(compiled), str(log))
+    assert essence(page) == essence(cli)
+    assert {item["id"] for item in page["findings"]} >= {
+        "emoji-range",
+        "matmul-shapes-cannot-be-multiplied",
+    }
+    emoji_first = next(item for item in page["findings"] if item["id"] == "emoji-range")["first"]
+    cli_first = next(item for item in cli["findings"] if item["id"] == "emoji-range")["first"]
+    assert emoji_first["match"] == cli_first["match"]
+    assert any("broken-pattern" in warning for warning in page["warnings"])
+    assert "broken-pattern" in log_page.locator("[data-fp-results]").inner_text()
+    mark = log_page.locator('[data-entry="emoji-range"] mark').inner_text()
+    assert mark == "FooError: \U0001f600\U0001f603 at \U0001d518x"

@@ -41,6 +41,7 @@ from failpedia.diagnose.sources import InputError, LogInput, open_input
 from failpedia.diagnose.stretches import scan_file
 from failpedia.signatures.index_format import IndexFile, SignatureIndex
 from failpedia.signatures.line_rules import (
+    BLANK,
     ERROR_LIKE,
     MAX_ERROR_LINES,
     ROOT_CAUSE_END,
@@ -53,8 +54,8 @@ from failpedia.signatures.line_rules import (
     split_line,
 )
 
-_ROOT_RANK = re.compile(ROOT_CAUSE_RANK)
-_ROOT_END = re.compile(ROOT_CAUSE_END)
+_ROOT_RANK = re.compile(ROOT_CAUSE_RANK, re.ASCII)
+_ROOT_END = re.compile(ROOT_CAUSE_END, re.ASCII)
 # Part of the name under which an index file's compiled probes are cached: change it
 # whenever _Matchers changes which probes it makes of an index, or in which order.
 _PROBE_FORM = "probes-1"
@@ -112,7 +113,7 @@ def _probe_identity(digest: str | None, with_error_like: bool) -> str | None:
 
 
 def _error_scorers() -> list[tuple[int, re.Pattern[str]]]:
-    return [(score, re.compile(source)) for score, _, source in ERROR_LIKE]
+    return [(score, re.compile(source, re.ASCII)) for score, _, source in ERROR_LIKE]
 
 
 def diagnose(
@@ -300,7 +301,7 @@ def _collect_error_lines(
             continue
         order = (source, hit.line_no, number)
         rank = segment.rank if segment.rank is not None else log.rank
-        item = ErrorLine(score, order, log.name, hit.line_no, rank, segment.text.strip())
+        item = ErrorLine(score, order, log.name, hit.line_no, rank, segment.text.strip(BLANK))
         if len(heap) < MAX_ERROR_LINES:
             heapq.heappush(heap, (score, order, item))
         elif (score, order) > heap[0][:2]:
