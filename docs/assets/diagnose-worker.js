@@ -322,11 +322,13 @@ function matchHit(state, source, name, rank, hit) {
       if (!found) return;
       var finding = state.findings.get(entry.position);
       if (!finding) {
-        finding = { entry: entry.data, position: entry.position, occurrences: [] };
+        finding = { entry: entry.data, position: entry.position, count: 0, ranks: new Set(),
+                    locations: [], inRootBlock: false, minYear: null, untimed: null,
+                    dated: null, leap: null, common: null };
         state.findings.set(entry.position, finding);
       }
       var context = state.context;
-      finding.occurrences.push({
+      addOccurrence(finding, state.rootBlocks.has(source + ":" + hit.lineNo), {
         source: source, file: name, line: hit.lineNo, segment: number,
         rank: segment.rank !== null ? segment.rank : rank, time: segment.time,
         text: segment.text,
@@ -337,6 +339,42 @@ function matchHit(state, source, name, rank, hit) {
       });
     });
   });
+}
+
+// A year-less time is compared in the year assumed at the end; only whether that year is a
+// leap year changes how two such times compare, so the earliest under each is kept.
+var LEAP_YEAR = 2000, COMMON_YEAR = 1970;
+
+function isLeap(year) {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+// Count an occurrence, which comes after every one counted before, keeping what the
+// result needs (as the CLI's Finding.add): the count and ranks, the first locations, and
+// the candidates for the first by the ordering rules. Memory stays flat however many
+// lines match.
+function addOccurrence(finding, inRootBlock, item) {
+  finding.count += 1;
+  if (item.rank !== null) finding.ranks.add(item.rank);
+  finding.inRootBlock = finding.inRootBlock || inRootBlock;
+  if (finding.locations.length < rules.maxLocations) finding.locations.push(item);
+  var time = item.time;
+  if (!time) {
+    if (!finding.untimed) finding.untimed = item;
+  } else if (time.year !== null) {
+    if (finding.minYear === null || time.year < finding.minYear) finding.minYear = time.year;
+    if (!finding.dated || timeSeconds(time, 0) < timeSeconds(finding.dated.time, 0)) {
+      finding.dated = item;
+    }
+  } else {
+    if (!finding.leap || timeSeconds(time, LEAP_YEAR) < timeSeconds(finding.leap.time, LEAP_YEAR)) {
+      finding.leap = item;
+    }
+    if (!finding.common ||
+        timeSeconds(time, COMMON_YEAR) < timeSeconds(finding.common.time, COMMON_YEAR)) {
+      finding.common = item;
+    }
+  }
 }
 
 function sortRanks(ranks) {
@@ -352,16 +390,14 @@ function finish(state) {
   var findings = Array.from(state.findings.values());
   var years = [];
   findings.forEach(function (finding) {
-    finding.occurrences.forEach(function (item) {
-      if (item.time && item.time.year !== null) years.push(item.time.year);
-    });
+    if (finding.minYear !== null) years.push(finding.minYear);
   });
   var year = years.length ? Math.min.apply(null, years) : 1970;
   findings.forEach(function (finding) {
     var best = null, bestKey = null;
-    finding.occurrences.forEach(function (item) {
-      item.rootCause = state.rootRanks.has(item.rank) ||
-        state.rootBlocks.has(item.source + ":" + item.line);
+    finding.locations.forEach(function (item) { item.seconds = timeSeconds(item.time, year); });
+    var candidates = [finding.untimed, finding.dated, isLeap(year) ? finding.leap : finding.common];
+    candidates.filter(Boolean).forEach(function (item) {
       item.seconds = timeSeconds(item.time, year);
       var key = [item.seconds === null ? Infinity : item.seconds,
                  [item.source, item.line, item.segment]];
@@ -371,7 +407,9 @@ function finish(state) {
     });
     finding.first = best;
     finding.firstTime = best.seconds;
-    finding.rootCause = finding.occurrences.some(function (item) { return item.rootCause; });
+    finding.rootCause = finding.inRootBlock || Array.from(finding.ranks).some(function (rank) {
+      return state.rootRanks.has(rank);
+    });
   });
   // Causal level: one more than the deepest found entry that causes this one.
   var found = new Set(findings.map(function (f) { return f.entry.id; }));
@@ -428,19 +466,14 @@ function locationJson(item) {
 }
 
 function findingJson(f) {
-  var ordered = f.occurrences.slice().sort(function (a, b) {
-    return compareOrder([a.source, a.line, a.segment], [b.source, b.line, b.segment]);
-  });
-  var ranks = new Set();
-  f.occurrences.forEach(function (item) { if (item.rank !== null) ranks.add(item.rank); });
   var first = locationJson(f.first);
   first.text = f.first.text; first.match = f.first.match;
   first.before = f.first.before; first.after = f.first.after;
   return {
     id: f.entry.id, title: f.entry.title, url: f.entry.url, category: f.entry.category,
-    kind: f.entry.kind, role: f.entry.role, count: f.occurrences.length,
-    ranks: sortRanks(ranks), root_cause: f.rootCause, first: first,
-    locations: ordered.slice(0, rules.maxLocations).map(locationJson),
+    kind: f.entry.kind, role: f.entry.role, count: f.count,
+    ranks: sortRanks(f.ranks), root_cause: f.rootCause, first: first,
+    locations: f.locations.map(locationJson),
   };
 }
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from diagnose_helpers import corpus_logs, diagnose_json, essence
+from diagnose_helpers import corpus_logs, diagnose_json, essence, many_occurrences_log
 from failpedia.signatures.dialect import compile_pattern
 
 DONE = "#failpedia-diagnose[data-fp-state=done]"
@@ -57,6 +57,20 @@ def test_page_and_cli_report_the_same_findings_in_the_same_order(
         "document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')"
     )
     assert essence(_drop(log_page, packed)) == essence(cli)
+
+
+@pytest.mark.parametrize("year", [2024, 2023])
+def test_page_keeps_counts_and_the_true_first_past_the_listed_locations(
+    log_page,  # noqa: ANN001
+    tmp_path: Path,
+    year: int,
+) -> None:
+    log = tmp_path / "many.log"
+    log.write_text(many_occurrences_log(year))
+    page, cli = _paste(log_page, log.read_text()), diagnose_json(str(log))
+    assert essence(page) == essence(cli)
+    for mine, theirs in zip(page["findings"], cli["findings"], strict=True):
+        assert mine["locations"] == [item | {"file": "pasted log"} for item in theirs["locations"]]
 
 
 def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:  # noqa: ANN001

@@ -19,6 +19,7 @@ from diagnose_helpers import (
     diagnose_json,
     essence,
     expectations,
+    many_occurrences_log,
     run_diagnose,
 )
 
@@ -269,6 +270,61 @@ def test_memory_stays_flat_as_the_log_grows(tmp_path: Path) -> None:
     _write_log(large, 120)
     growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
     assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more log"
+
+
+def _write_matching_log(path: Path, megabytes: int) -> int:
+    """A log where every line is a failure, on one of 64 ranks, padded to about a kilobyte
+    (many hits, yet few enough to match quickly); returns its line count."""
+    lines = 0
+    with path.open("w") as handle:
+        while handle.tell() < megabytes * 1_000_000:
+            handle.write(
+                "".join(
+                    f"[rank{number % 64}]: RuntimeError: mat1 and mat2 shapes cannot be "
+                    f"multiplied (4x{number} and 16x2) {'.' * (900 + number % 100)}\n"
+                    for number in range(lines, lines + 1000)
+                )
+            )
+            lines += 1000
+    return lines
+
+
+def test_memory_stays_flat_when_every_line_matches(tmp_path: Path) -> None:
+    """Ten times as many matches, about the same peak memory: a finding keeps its counts,
+    ranks, first occurrence and a bounded list of locations, not every occurrence, and
+    the hits wait for the matcher in bounded batches. (16 MB keeps up to eight scanning
+    threads busy, as the larger log does.)"""
+    small, large = tmp_path / "small.log", tmp_path / "large.log"
+    _write_matching_log(small, 16)
+    lines = _write_matching_log(large, 160)
+    growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
+    assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 144 MB more matches"
+    [finding] = diagnose_json(str(large))["findings"]
+    assert finding["count"] == lines
+    assert finding["ranks"] == [str(rank) for rank in range(64)]
+    assert finding["first"]["line"] == 1
+    assert [item["line"] for item in finding["locations"]] == list(range(1, 51))
+
+
+@pytest.mark.parametrize(("year", "view_first"), [(2024, 122), (2023, 121)])
+def test_counts_ranks_and_the_true_first_past_the_listed_locations(
+    tmp_path: Path, year: int, view_first: int
+) -> None:
+    """Only MAX_LOCATIONS occurrences are listed, yet the count, the ranks and the first by
+    the ordering rules are those of every occurrence: the earliest time, wherever it is,
+    with a year-less time read in the year the log's other times give (on the 29th of
+    February, before the 1st of March in a leap year, the same day otherwise)."""
+    log = tmp_path / "many.log"
+    log.write_text(many_occurrences_log(year))
+    by_id = {item["id"]: item for item in diagnose_json(str(log))["findings"]}
+    matmul = by_id["matmul-shapes-cannot-be-multiplied"]
+    assert matmul["count"] == 120 and matmul["ranks"] == ["0", "1", "2", "3"]
+    assert [item["line"] for item in matmul["locations"]] == list(range(1, 51))
+    assert (matmul["first"]["line"], matmul["first"]["time"]) == (119, f"{year}-06-11T03:00:00Z")
+    view = by_id["view-size-not-compatible-with-stride"]
+    assert view["count"] == 80 and view["ranks"] == ["1", "2"]
+    assert view["first"]["line"] == view_first
+    assert view["locations"][-1]["line"] == 170
 
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x{} and 16x2)"

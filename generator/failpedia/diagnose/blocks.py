@@ -75,7 +75,7 @@ class Candidate(NamedTuple):
 
     start: int
     lines_before: int
-    probes: set[int]
+    probes: frozenset[int]
 
 
 class Block(NamedTuple):
@@ -340,8 +340,10 @@ def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]
     result = []
     view = memoryview(data)
     counted_to = lines = 0
+    shared: dict[frozenset[int], frozenset[int]] = {}  # lines that match alike share one set
     for start in sorted(by_start):
         lines += count_newlines(view[counted_to:start])
         counted_to = start
-        result.append(Candidate(start, lines, by_start[start]))
+        probes = frozenset(by_start[start])
+        result.append(Candidate(start, lines, shared.setdefault(probes, probes)))
     return result

@@ -161,7 +161,7 @@ def diagnose(
                 _read_root_cause(hit, source, root)
             if matchers.error_probes & hit.probes:
                 _collect_error_lines(hit, source, log, scorers, error_heap)
-            _match_hit(hit, source, log, index, matchers, findings, context)
+            _match_hit(hit, source, log, index, matchers, findings, root, context)
     assumed_year = assumed_year_of(list(findings.values()))
     ordered = order_findings(list(findings.values()), index, root, assumed_year)
     if not ordered and not error_heap and not has_stdin and not problems:
@@ -238,6 +238,7 @@ def _match_hit(
     index: SignatureIndex,
     matchers: _Matchers,
     findings: dict[int, Finding],
+    root: RootCause,
     context: int,
 ) -> None:
     by_entry: dict[int, list[ExactPattern]] = {}
@@ -260,7 +261,7 @@ def _match_hit(
             finding = findings.get(entry_index)
             if finding is None:
                 finding = findings[entry_index] = Finding(entry, index.url(entry))
-            finding.occurrences.append(
+            finding.add(
                 Occurrence(
                     source,
                     log.name,
@@ -272,7 +273,8 @@ def _match_hit(
                     span,
                     [display_text(line) for line in hit.before[-context:]] if context else [],
                     [display_text(line) for line in hit.after[:context]] if context else [],
-                )
+                ),
+                (source, hit.line_no) in root.blocks,
             )
 
 

@@ -32,7 +32,6 @@ import time
 from typing import Any
 
 from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
-from failpedia.signatures.line_rules import MAX_LOCATIONS
 
 JSON_FORMAT = 1
 
@@ -63,7 +62,6 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
     first = finding.first
     assert first is not None
     entry = finding.entry
-    ordered = sorted(finding.occurrences, key=lambda item: item.order)
     return {
         "id": entry.id,
         "title": entry.title,
@@ -71,7 +69,7 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
         "category": entry.category,
         "kind": entry.kind,
         "role": entry.role,
-        "count": len(finding.occurrences),
+        "count": finding.count,
         "ranks": finding.ranks,
         "root_cause": finding.root_cause,
         "first": _location(first, year)
@@ -81,7 +79,7 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
             "before": first.before,
             "after": first.after,
         },
-        "locations": [_location(item, year) for item in ordered[:MAX_LOCATIONS]],
+        "locations": [_location(item, year) for item in finding.locations],
     }
 
 
@@ -183,7 +181,7 @@ def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
     lines.append(f"   > {first.line:>{width}} | {first.text.rstrip()}")
     for offset, text in enumerate(first.after, start=1):
         lines.append(f"     {first.line + offset:>{width}} | {text}")
-    times = len(finding.occurrences)
+    times = finding.count
     ranks = finding.ranks
     if times > 1 or len(ranks) > 1:
         spread = f" on ranks {rank_ranges(ranks)}" if len(ranks) > 1 else ""
