@@ -7,11 +7,14 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import failpedia
 import pytest
 from diagnose_helpers import (
     CORPUS,
@@ -193,6 +196,71 @@ def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> No
     assert finding["ranks"] == ["0", "1"]
     assert finding["count"] == 2
     assert len(result["inputs"]) == 4
+
+
+def _unprivileged_cli(env: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
+    """The command line of the CLI, and how to run it, such that file permissions apply:
+    as it is, or, for root, as the user nobody, with a Python that nobody can run (this
+    one may live in root's home). Skipped where root cannot run anything as nobody."""
+    if os.geteuid() != 0:
+        return [sys.executable, "-m", "failpedia.cli"], {}
+    as_nobody: dict[str, Any] = {"user": 65534, "group": 65534, "extra_groups": []}
+    for python in (sys.executable, "/usr/bin/python3"):
+        try:
+            probe = subprocess.run(
+                [python, "-c", "import failpedia.cli"], env=env, capture_output=True, **as_nobody
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if probe.returncode == 0:
+            return [python, "-m", "failpedia.cli"], as_nobody
+    pytest.skip("running as root, and no Python the user nobody can run")
+
+
+def test_unreadable_files_in_a_log_folder_are_reported() -> None:
+    """A torchrun log folder where one rank's folder, one file and one link cannot be read:
+    each is named on an error line and the exit is 2, as for a named file, and what can
+    be read is still diagnosed."""
+    base = Path(tempfile.mkdtemp(prefix="failpedia-unreadable-"))
+    try:
+        base.chmod(0o755)  # the unprivileged user must reach it
+        (base / "cache").mkdir(mode=0o777)
+        (base / "cache").chmod(0o777)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(Path(failpedia.__file__).parent.parent),
+            "XDG_CACHE_HOME": str(base / "cache"),
+        }
+        command, how = _unprivileged_cli(env)
+        ranks = base / "run" / "attempt_0"
+        for rank in range(4):
+            (ranks / str(rank)).mkdir(parents=True)
+            (ranks / str(rank) / "stderr.log").write_text(MATMUL.format(rank) + "\n")
+        (ranks / "1").chmod(0)
+        (ranks / "2" / "stderr.log").chmod(0)
+        (ranks / "3" / "stderr.log").unlink()
+        (ranks / "3" / "stderr.log").symlink_to(base / "gone.log")
+        done = subprocess.run(
+            [*command, "diagnose", "--json", str(base / "run")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            **how,
+        )
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert errors == [
+            f"error: {ranks / '1'}: cannot read: Permission denied",
+            f"error: {ranks / '2' / 'stderr.log'}: cannot read: Permission denied",
+            f"error: {ranks / '3' / 'stderr.log'}: cannot read: No such file or directory",
+        ]
+        assert done.returncode == 2
+        [finding] = json.loads(done.stdout)["findings"]
+        assert finding["ranks"] == ["0"]
+    finally:
+        for folder, _, _ in os.walk(base):
+            os.chmod(folder, 0o755)
+        shutil.rmtree(base)
 
 
 def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
