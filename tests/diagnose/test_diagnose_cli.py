@@ -180,6 +180,30 @@ def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) 
     assert result.stdout  # the good log's findings are still printed
 
 
+def test_a_truncated_gzip_log_reports_what_was_read_before_the_damage(tmp_path: Path) -> None:
+    """A gzip log cut off in the middle (a copy interrupted, a node that died writing it):
+    the lines before the cut are read, matched and counted, and the cut is an error."""
+    lines = [f"[rank0]: step {number} loss 2.1" for number in range(1, 100_001)]
+    lines[99] = "[rank0]: " + MATMUL.format(100)
+    data = ("\n".join(lines) + "\n").encode()
+    packed = gzip.compress(data)
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    result = run_diagnose("--json", str(cut))
+    assert result.returncode == 2
+    assert f"error: {cut}: cannot decompress" in result.stderr.decode()
+    found = json.loads(result.stdout)
+    [summary] = found["inputs"]
+    read = data[: summary["bytes"]]
+    assert len(data) // 4 < len(read) < len(data)
+    assert summary["lines"] == read.count(b"\n") + (not read.endswith(b"\n"))
+    [finding] = found["findings"]
+    assert finding["first"]["line"] == 100
+    text = run_diagnose(str(cut)).stdout.decode().splitlines()[0]
+    assert text.startswith("1 known failure in 1 log, ") and "0 bytes" not in text
+    assert text.endswith(f"{summary['lines']:,} lines; the one that started it first.")
+
+
 def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> None:
     """torchrun --log-dir keeps <run>/attempt_0/<local_rank>/stderr.log, without prefixes."""
     source = CORPUS / "srun-resume-size-mismatch.log"

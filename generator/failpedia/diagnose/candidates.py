@@ -119,11 +119,13 @@ def scan_stream(
     lines of context."""
     collector = LineCollector(before, after)
     reader = BlockReader(stream, engine.find)
-    for block in reader:
-        yield from collector.add(block)
-        reader.release(block)  # its hits are all decoded
-    stats.bytes = collector.bytes
-    stats.lines = collector.lines + (1 if collector.ends_mid_line else 0)
+    try:
+        for block in reader:
+            yield from collector.add(block)
+            reader.release(block)  # its hits are all decoded
+    finally:  # also where the stream broke off: what was read before counts
+        stats.bytes = collector.bytes
+        stats.lines = collector.lines + (1 if collector.ends_mid_line else 0)
     yield from collector.waiting
 
 
