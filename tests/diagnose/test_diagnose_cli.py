@@ -317,6 +317,39 @@ def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
     assert by_id["matmul-shapes-cannot-be-multiplied"]["first"]["time"] == "2024-06-11T03:00:05Z"
 
 
+# Every C0 control but tab and newline, DEL and every C1 control: what a terminal acts on.
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def test_terminal_controls_in_a_log_are_shown_not_executed(tmp_path: Path) -> None:
+    """Escape sequences that survive the ANSI stripping (ESC c resets the terminal), C0
+    and C1 controls, backspaces and DEL, in the matched line, its context, an error-like
+    line and a file name, are printed visibly (^[, ^H, ^?, M-^[ as ``cat -v`` shows
+    them), never as themselves; the JSON output keeps them exactly."""
+    hostile = "\x1bc\x08\x08\x7f\u009b2J\x07\x00"
+    log = tmp_path / "ev\x1bil\x08\x9b.log"
+    log.write_text(
+        f"[rank0]: before {hostile}\n"
+        f"[rank0]:{MATMUL.format(8)} {hostile}\n"
+        f"[rank0]: after {hostile}\n",
+        encoding="utf-8",
+    )
+    shown = run_diagnose(str(log)).stdout.decode()
+    assert not TERMINAL_CONTROLS.findall(shown.replace("\n", ""))
+    assert "^[c^H^H^?M-^[2J^G^@" in shown
+    assert f"> 2 | {MATMUL.format(8)} ^[c^H^H^?M-^[2J^G^@" in shown
+    assert "  1 | [rank0]: before ^[c" in shown and "ev^[il^HM-^[.log" in shown
+    [finding] = diagnose_json(str(log))["findings"]
+    assert finding["first"]["text"] == f"{MATMUL.format(8)} {hostile}"
+    assert finding["first"]["after"] == [f"[rank0]: after {hostile}"]
+
+    unmatched = tmp_path / "unmatched.log"
+    unmatched.write_text(f"ValueError: bad schedule {hostile}\n", encoding="utf-8")
+    shown = run_diagnose(str(unmatched)).stdout.decode()
+    assert "ValueError: bad schedule ^[c^H^H^?M-^[2J^G^@" in shown
+    assert not TERMINAL_CONTROLS.findall(shown.replace("\n", ""))
+
+
 def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
     message = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)"
     log = tmp_path / "long.log"

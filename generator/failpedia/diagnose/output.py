@@ -1,5 +1,8 @@
 """Print a diagnosis: for people (text) and for programs (``--json``, a stable shape).
 
+The text shows a log's control characters (``visible``) rather than sending them to the
+terminal; the JSON keeps every character exactly, escaped as JSON escapes it.
+
 JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed)::
 
     {
@@ -108,6 +111,23 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def _caret(code: int) -> str:
+    """How ``cat -v`` shows a control character: ^[ for ESC, ^? for DEL, M-^[ for CSI."""
+    if code >= 0x80:
+        return "M-" + _caret(code - 0x80)
+    return "^?" if code == 0x7F else "^" + chr(code + 0x40)
+
+
+# Every C0 control but tab, DEL and every C1 control: what a terminal would act on.
+_VISIBLE = {code: _caret(code) for code in [*range(0x20), *range(0x7F, 0xA0)] if code != 0x09}
+
+
+def visible(text: str) -> str:
+    """``text`` with the control characters a terminal acts on (escape sequences that
+    survive the ANSI stripping, such as ESC c, backspaces, bells) shown, not executed."""
+    return text.translate(_VISIBLE)
+
+
 def rank_ranges(ranks: list[str]) -> str:
     """``["0", "1", "2", "5", "h:1"]`` -> ``"0-2,5,h:1"``."""
     parts: list[str] = []
@@ -159,7 +179,7 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
         for item in diagnosis.error_lines:
             rank = f" [rank {item.rank}]" if item.rank is not None else ""
             out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
-    return "\n".join(out)
+    return "\n".join(visible(line) for line in out)
 
 
 def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
