@@ -81,6 +81,7 @@ function compileIndex(data) {
     rootLines: r.root_cause_lines,
     maxErrorLines: r.max_error_lines,
     maxLocations: r.max_locations,
+    maxCarry: r.max_carry,
   };
   var literals = [rules.rootMarker];
   var warnings = [];
@@ -187,20 +188,32 @@ function Reader(state, source, name, rank) {
   this.after = Math.max(state.context, rules.rootLines);
 }
 
+// Text up to the last line end is read; the unfinished line is carried on to the next
+// piece, and past rules.maxCarry it is cut after its last "\r" (a progress bar redrawn for
+// hours), or anywhere, as the CLI cuts it: each piece is read as part of its line, with
+// its line's number and the context of its line, and the carry, memory and work stay
+// bounded.
 Reader.prototype.push = function (text, done) {
+  var newline = text.lastIndexOf("\n");  // the carry holds none: only the new text is searched
   var data = this.carry + text;
-  var cut = data.lastIndexOf("\n") + 1;
-  if (done) { cut = data.length; }
+  var cut = done ? data.length : newline === -1 ? 0 : this.carry.length + newline + 1;
+  if (!cut && data.length > rules.maxCarry) {
+    cut = data.lastIndexOf("\r") + 1 || data.length;
+    var code = data.charCodeAt(cut - 1);
+    if (code >= 0xd800 && code <= 0xdbff && cut < data.length) cut -= 1;  // keep a pair whole
+  }
   this.carry = data.slice(cut);
   data = data.slice(0, cut);
   if (!data) return;
   var lines = data.split("\n");
   if (data.endsWith("\n")) lines.pop();
-  this.feedWaiting(lines);
-  this.scanLines(lines, data);
+  var unfinished = !done && !data.endsWith("\n");  // the start of a line cut in pieces
+  var complete = unfinished ? lines.slice(0, -1) : lines;
+  this.feedWaiting(complete);
+  this.scanLines(lines, data, complete.length);
   var ctx = this.state.context;
-  this.tail = ctx ? this.tail.concat(lines.slice(-ctx)).slice(-ctx) : [];
-  this.lineNo += lines.length;
+  this.tail = ctx ? this.tail.concat(complete.slice(-ctx)).slice(-ctx) : [];
+  this.lineNo += complete.length;
 };
 
 Reader.prototype.feedWaiting = function (lines) {
@@ -219,7 +232,9 @@ Reader.prototype.flush = function (all) {
   }
 };
 
-Reader.prototype.scanLines = function (lines, data) {
+// Hits among `lines` (the first `complete` of them whole, any other the start of a line cut
+// in pieces), each with the lines before it and those after it that are known whole.
+Reader.prototype.scanLines = function (lines, data, complete) {
   var clean = stripAnsi(data);
   var probe = index.probe;
   probe.lastIndex = 0;
@@ -247,7 +262,7 @@ Reader.prototype.scanLines = function (lines, data) {
     var ctx = this.state.context;
     var before = number >= ctx ? lines.slice(number - ctx, number)
       : this.tail.slice(Math.max(0, this.tail.length - (ctx - number))).concat(lines.slice(0, number));
-    var after = lines.slice(number + 1, number + 1 + this.after);
+    var after = lines.slice(number + 1, Math.min(number + 1 + this.after, complete));
     var hit = { lineNo: this.lineNo + number + 1, text: line, before: before, after: after,
                 missing: this.after - after.length };
     if (hit.missing > 0 || this.waiting.length) this.waiting.push(hit);

@@ -6,6 +6,22 @@
   var script = document.currentScript;
   var assets = new URL(".", script ? script.src : location.href);
   var worker = null;
+  // The most text the box takes. A textarea lays out every pasted line on the main thread:
+  // 300 KB froze the page for half a second, 100 MB for a minute and a half. A bigger log
+  // goes through the file picker or a drop, which the worker reads in pieces.
+  var MAX_PASTE = 200000;
+
+  function megabytes(count) {
+    return (count / 1e6).toFixed(count < 1e7 ? 1 : 0) + " MB";
+  }
+
+  function tooBig(root, length) {
+    root.querySelector("[data-fp-status]").textContent = "This log is " + megabytes(length) +
+      ", too big to paste (at most " + megabytes(MAX_PASTE) + "). Save it to a file and " +
+      "choose it with the file picker below, or drop it on this page: files of any size " +
+      "are read in pieces, and never leave your browser.";
+    root.setAttribute("data-fp-state", "too-big");
+  }
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -116,8 +132,17 @@
     root.setAttribute("data-fp-ready", "1");
     var text = root.querySelector("textarea");
     var files = root.querySelector("input[type=file]");
+    text.addEventListener("paste", function (event) {
+      var pasted = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+      var kept = text.value.length - Math.abs(text.selectionEnd - text.selectionStart);
+      if (kept + pasted.length > MAX_PASTE) {
+        event.preventDefault();  // never laid out in the box
+        tooBig(root, kept + pasted.length);
+      }
+    });
     root.querySelector("[data-fp-run]").addEventListener("click", function () {
-      run(root, { text: text.value, name: "pasted log" });
+      if (text.value.length > MAX_PASTE) tooBig(root, text.value.length);
+      else run(root, { text: text.value, name: "pasted log" });
     });
     files.addEventListener("change", function () {
       if (files.files.length) run(root, { files: Array.from(files.files) });

@@ -8,8 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
-from diagnose_helpers import corpus_logs, diagnose_json, essence, many_occurrences_log
+from diagnose_helpers import (
+    MATMUL_LINE,
+    corpus_logs,
+    diagnose_json,
+    essence,
+    many_occurrences_log,
+)
 from failpedia.signatures.dialect import compile_pattern
+from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
 
 DONE = "#failpedia-diagnose[data-fp-state=done]"
 
@@ -202,3 +209,75 @@ def test_non_bmp_patterns_match_as_in_python_and_a_broken_one_skips_alone(
     assert "broken-pattern" in log_page.locator("[data-fp-results]").inner_text()
     mark = log_page.locator('[data-entry="emoji-range"] mark').inner_text()
     assert mark == "FooError: \U0001f600\U0001f603 at \U0001d518x"
+
+
+@pytest.fixture
+def watched_page(browser, site_url):  # noqa: ANN001, ANN201
+    """The log page, with the clipboard allowed and its longest main-thread task recorded."""
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url.rstrip("/"))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.add_init_script(RECORD_LONGEST_TASK)
+    page.goto(site_url + "diagnose/")
+    page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
+    yield page
+    context.close()
+    assert errors == []
+
+
+def test_a_huge_paste_goes_to_the_file_picker_and_the_page_stays_responsive(
+    watched_page,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    """A 32 MB log pasted from the clipboard is not laid out in the box (that froze the page
+    for a minute): the page says to choose it as a file, and that finds its failure."""
+    log = tmp_path / "huge.log"
+    filler = "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n" * 500_000
+    log.write_text(filler + "[rank3]: " + MATMUL_LINE.format(8) + "\n")
+    watched_page.evaluate("text => navigator.clipboard.writeText(text)", log.read_text())
+    watched_page.focus("#failpedia-diagnose textarea")
+    watched_page.keyboard.press("Control+V")
+    watched_page.wait_for_selector("#failpedia-diagnose[data-fp-state=too-big]")
+    status = watched_page.locator("[data-fp-status]").inner_text()
+    assert "too big to paste" in status and "file picker" in status
+    assert watched_page.input_value("#failpedia-diagnose textarea") == ""
+    assert longest_task_ms(watched_page) < LONGEST_TASK_BOUND_MS
+    assert essence(_drop(watched_page, log)) == essence(diagnose_json(str(log)))
+
+
+def test_a_gigabyte_line_in_a_gzip_file_is_read_in_pieces(
+    watched_page,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    """A gzip log whose second line is 1 GiB long (a progress bar redrawn with carriage
+    returns, never a newline), with failures before, inside, at the end of and after it:
+    the worker carries at most the published limit of the line (it carried it all, and
+    never finished), finds what the CLI finds, with the same lines, counts and context,
+    and the page stays responsive meanwhile."""
+    bar = b"train:  5%|#         | 50/1000 [00:05<01:35, 9.95it/s]\r"
+    piece = bar * ((8 << 20) // len(bar))
+    packed = tmp_path / "one-line.log.gz"
+    with gzip.open(packed, "wb", compresslevel=6) as handle:
+        handle.write(b"[rank1]: IndexError: Target 7 is out of bounds.\n")
+        for number in range((1 << 30) // len(piece)):
+            handle.write(piece)
+            if number == 50:
+                handle.write(MATMUL_LINE.format(50).encode() + b"\r")
+        handle.write(("[rank3]: " + MATMUL_LINE.format(8) + "\n").encode())
+        handle.write(b"[rank2]: IndexError: Target 9 is out of bounds.\n")
+    found = _drop(watched_page, packed)
+    assert longest_task_ms(watched_page) < LONGEST_TASK_BOUND_MS
+    cli = diagnose_json(str(packed))
+    assert essence(found) == essence(cli)
+    for mine, theirs in zip(found["findings"], cli["findings"], strict=True):
+        for key in ("count", "ranks"):
+            assert mine[key] == theirs[key]
+        for key in ("line", "text", "before", "after", "match"):
+            assert mine["first"][key] == theirs["first"][key]
+        assert [item["line"] for item in mine["locations"]] == [
+            item["line"] for item in theirs["locations"]
+        ]
+    [matmul] = [item for item in cli["findings"] if item["id"].startswith("matmul")]
+    assert matmul["count"] == 2 and matmul["first"]["line"] == 2

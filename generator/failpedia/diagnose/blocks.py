@@ -25,10 +25,11 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO, NamedTuple, cast
 
 from failpedia.diagnose.sources import DECOMPRESS_ERRORS, InputError
+from failpedia.signatures import line_rules
 from failpedia.signatures.line_rules import ANSI
 
 BLOCK_SIZE = 2 << 20
-MAX_CARRY = 8 << 20
+MAX_CARRY = line_rules.MAX_CARRY  # a module global here, so that tests can shrink it
 PROBE_SIZE = 4096  # how much a worker reads at a time to find where its block starts
 READ_PIECE = 64 << 10  # how much of a stream one read takes
 WORKERS = max(

@@ -22,6 +22,11 @@ from typing import Any, NamedTuple
 
 LINE_CAP = 4096
 MAX_PREFIXES = 6
+# The most of an unfinished line a reader carries on while it waits for the line's end: a
+# line longer than this (a progress bar redrawn with \r for hours) is cut after its last
+# \r, or anywhere, and read on in pieces, so memory stays bounded. Bytes for the CLI,
+# UTF-16 units for the log page: the same for ASCII.
+MAX_CARRY = 8 << 20
 # What a blank segment holds only of, and what a shown line loses at its end.
 BLANK = " \t\n\v\f\r"
 
@@ -88,6 +93,7 @@ def published_rules() -> dict[str, Any]:
     """Every rule and limit above, as ``signatures.json`` carries them for the log page."""
     return {
         "line_cap": LINE_CAP,
+        "max_carry": MAX_CARRY,
         "blank": BLANK,
         "max_prefixes": MAX_PREFIXES,
         "ansi": ANSI,
