@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Debian's Chromium and Node.js, torch CPU, the package
-# with its test extras), then run the linter, the formatter's check, the type checker, the entry
-# checks, every CPU reproducer and the whole test suite (browser and slow tests included).
+# Install everything the tests need (Debian's Chromium and Node.js, bubblewrap to contain
+# the reproducers, torch CPU, the package with its test extras), then run the linter, the
+# formatter's check, the type checker, the entry checks, every CPU reproducer (contained)
+# and the whole test suite (browser and slow tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
 if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
@@ -27,6 +29,7 @@ python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy
 failpedia validate
-# Prove every CPU reproducer both ways; any verdict but proved fails the run.
-failpedia verify --device cpu --jobs 2 --no-record --require-packages
+# Prove every CPU reproducer both ways, contained; any verdict but proved fails the run,
+# and so does a machine where bubblewrap cannot contain them.
+failpedia verify --device cpu --jobs 2 --no-record --require-packages --require-containment
 python3 -m pytest "$@"

@@ -106,6 +106,8 @@ function compileIndex(data) {
   index = {
     siteUrl: data.site_url,
     warnings: warnings,
+    // Where an issue about an unknown failure goes, and what is removed from it first.
+    issues: { repoUrl: data.repo_url || "", redactions: r.redactions || [] },
     entries: entries,
     probe: new RegExp(literals.map(escapeRegExp).join("|"), "g"),
   };
@@ -540,7 +542,7 @@ onmessage = async function (event) {
       pasted.finish();
       state.inputs.push({ name: pasted.name, bytes: text.length, lines: pasted.lineNo });
     }
-    postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl });
+    postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl, issues: index.issues });
   } catch (error) {
     postMessage({ type: "error", message: String(error && error.message || error) });
   }

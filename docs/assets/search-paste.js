@@ -76,12 +76,19 @@
     return scored.map(function (item) { return item.group; });
   }
 
+  // Entry pages publish their messages HTML-escaped, since the theme shows them as HTML;
+  // their words are those of the message itself ("<lambda>", not "lt lambda gt").
+  var ENTITIES = { "&lt;": "<", "&gt;": ">", "&amp;": "&" };
+  function unescapeHtml(text) {
+    return String(text).replace(/&(?:lt|gt|amp);/g, function (entity) { return ENTITIES[entity]; });
+  }
+
   function messagesByPage(docs) {
     var pages = new Map();
     (docs || []).forEach(function (doc) {
       var page = String(doc.location || "").split("#")[0];
       if (!pages.has(page) && Array.isArray(doc.tags) && doc.tags.length) {
-        pages.set(page, doc.tags.map(words));
+        pages.set(page, doc.tags.map(function (tag) { return words(unescapeHtml(tag)); }));
       }
     });
     return pages;

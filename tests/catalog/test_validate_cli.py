@@ -187,6 +187,18 @@ def test_unknown_field_without_a_near_name(root):
             "expected an integer, got true/false",
         ),
         (
+            "  device:",
+            "  network: maybe\n  device: cpu",
+            "reproducer.network",
+            "expected true or false, got text",
+        ),
+        (
+            "  device:",
+            "  network: 1\n  device: cpu",
+            "reproducer.network",
+            "expected true or false, got a number",
+        ),
+        (
             "kind:",
             "kind: explosion",
             "kind",
@@ -214,6 +226,8 @@ def test_unknown_field_without_a_near_name(root):
         "text-for-int",
         "int-out-of-range",
         "bool-for-int",
+        "text-for-bool",
+        "int-for-bool",
         "not-a-choice",
         "list-in-list",
         "text-for-mapping",
@@ -606,7 +620,7 @@ def test_raw_html_in_markdown_field(root, old, new, field, tag):
             "    code: build(widgets[:limit])\n  - text: Or render it.\n"
             "    code: html = '<b>verbatim</b>'",
         ),
-        ("summary: The factory refuses", "summary: The factory refuses when x < 3 or a<b, more"),
+        ("summary: The factory refuses", "summary: The factory refuses when x < 3 or a<=b, more"),
         ("summary: The factory refuses", "summary: See <https://example.com>. The factory refuses"),
     ],
     ids=["code-spans", "code-fences", "verbatim-field", "less-than", "autolink"],
@@ -727,7 +741,7 @@ def test_unclosed_quote_on_last_line_names_that_line(root):
 
 
 def test_backtick_heavy_markdown_validates_quickly(root):
-    replace_line(root, LIMIT, "summary:", "summary: '" + "`" * 100_000 + "'")
+    replace_line(root, LIMIT, "summary:", "summary: 'a " + "`" * 100_000 + "'")
     result = run_cli(root, "validate", timeout=3)
     assert result.returncode == 0, result.stderr
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from diagnose_helpers import (
 )
 from failpedia.signatures.dialect import compile_pattern
 from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
+from sitebuild import SiteServer
 
 DONE = "#failpedia-diagnose[data-fp-state=done]"
 
@@ -155,6 +157,43 @@ def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) 
     assert "running" in states
     result = log_page.evaluate("window.failpediaDiagnosis")
     assert essence(result) == essence(diagnose_json(str(log)))
+
+
+def test_the_page_takes_its_rules_and_limits_from_the_index(
+    browser,  # noqa: ANN001
+    built_site: Path,
+    tmp_path: Path,
+) -> None:
+    """The worker hard-codes no line rule or limit: a signatures.json with other limits and
+    without the torchrun prefix rule changes what the page reports."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    index_path = site / "signatures.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    rules = index["rules"]
+    rules["max_error_lines"] = 2
+    rules["max_locations"] = 1
+    rules["prefixes"] = [rule for rule in rules["prefixes"] if rule[0] != "torchrun"]
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    corpus = {path.name: path for path in corpus_logs()}
+    with SiteServer(site) as server:
+        page = browser.new_page()
+        page.goto(server.url + "diagnose/")
+        page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
+        nothing = _paste(page, corpus["no-known-failure.log"].read_text())
+        page.evaluate(
+            "document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')"
+        )
+        found = _paste(page, corpus["ddp-dataloader-oom.log"].read_text())
+        page.close()
+    cli_nothing = diagnose_json(str(corpus["no-known-failure.log"]))
+    cli_found = diagnose_json(str(corpus["ddp-dataloader-oom.log"]))
+    assert len(cli_nothing["unmatched"]) > 2 and len(nothing["unmatched"]) == 2
+    [cli_first] = [item for item in cli_found["findings"] if item["count"] > 1][:1]
+    [first] = [item for item in found["findings"] if item["id"] == cli_first["id"]]
+    assert len(cli_first["locations"]) > 1 and len(first["locations"]) == 1
+    # Without the torchrun rule, "[default2]:" prefixes no longer give ranks.
+    assert cli_first["ranks"] and not first["ranks"]
 
 
 def _indexed_entry(entry_id: str, canonical: str, literal: str) -> dict:

@@ -1,10 +1,15 @@
-"""Find entry files and parse them, keeping line numbers; the only code that reads YAML."""
+"""Find entry files and parse them, keeping line numbers; the only code that reads YAML.
+
+Entry files come from pull requests, so each is read with ``read_bounded``: a regular
+file inside the entries folder, of at most ``MAX_FILE_BYTES``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.yaml_source import YamlDocument, YamlSyntaxError, parse_yaml
 
@@ -23,16 +28,16 @@ class SourceFile:
     text: str
 
 
-def read_yaml_file(path: Path, root: Path | None, problems: ProblemList) -> SourceFile | None:
-    """Parse one file; record a problem (not an exception) when it cannot be read as YAML."""
+def read_yaml_file(
+    path: Path, root: Path | None, problems: ProblemList, within: Path
+) -> SourceFile | None:
+    """Parse one file found in the folder ``within``; record a problem (not an exception)
+    when it cannot be read as YAML."""
     display = display_path(path, root)
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        problems.add(display, 0, "", f"cannot read file: {error.strerror}")
-        return None
-    if len(data) > MAX_FILE_BYTES:
-        problems.add(display, 0, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")
+        data = read_bounded(path, within=within, limit=MAX_FILE_BYTES)
+    except RefusedFile as refused:
+        problems.add(display, 0, "", refused.message)
         return None
     if b"\0" in data:
         problems.add(display, 0, "", "file is binary, not YAML text")

@@ -1,22 +1,27 @@
 """Turn entry files into a checked Catalog, collecting every problem in one pass.
 
-Each file is converted against the model (``convert``), then checked where it lives and
-against the catalog as a whole: ids against folders, categories against the registry,
-related links, signature patterns against the portable dialect, their own text and the
-matching engine, and signatures claimed by two entries. ``failpedia validate``,
-``mkdocs build`` and every other command run these same checks.
+Each file is read with ``read_bounded`` (a regular file inside the entries folder, of a
+bounded size) and converted against the model (``convert``), then checked where it lives
+and against the catalog as a whole: ids against folders and against the names the site
+already uses (``site_names``), categories against the registry, related links, signature
+patterns against the portable dialect, their own text and the matching engine, and
+signatures claimed by two entries. ``failpedia validate``, ``mkdocs build`` and every
+other command run these same checks.
 """
 
 from __future__ import annotations
 
 import difflib
 import gc
+from dataclasses import dataclass
 from pathlib import Path
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.convert import convert_document
 from failpedia.catalog.entry_files import (
     CATEGORIES_FILENAME,
+    MAX_FILE_BYTES,
     SourceFile,
     find_entry_files,
     find_misplaced_entry_files,
@@ -31,18 +36,30 @@ from failpedia.catalog.model import (
 )
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.regions import FixRegionError, extract_fix_region
+from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.hyperscan_form import engine_refusals
 from failpedia.signatures.line_rules import LINE_CAP
 
 
-def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList) -> list[Category]:
+def _reserved(value: str, reserved: dict[str, str]) -> str | None:
+    if value not in reserved:
+        return None
+    return f"{value!r} is reserved: the site already uses that name for {reserved[value]}"
+
+
+def load_categories(
+    entries_dir: Path,
+    root: Path | None,
+    problems: ProblemList,
+    reserved: dict[str, str] | None = None,
+) -> list[Category]:
     path = entries_dir / CATEGORIES_FILENAME
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         problems.add(display_path(path, root), 0, "", "category registry is missing")
         return []
-    source = read_yaml_file(path, root, problems)
+    source = read_yaml_file(path, root, problems, within=entries_dir)
     if source is None:
         return []
     registry = convert_document(source, CategoryRegistry, problems)
@@ -50,36 +67,50 @@ def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList)
         return []
     seen: set[str] = set()
     for index, category in enumerate(registry.categories):
+        line = source.document.line_of(("categories", index, "id"))
+        field = f"categories[{index}].id"
         if category.id in seen:
-            line = source.document.line_of(("categories", index, "id"))
-            problems.add(
-                source.display, line, f"categories[{index}].id", f"duplicate id {category.id!r}"
-            )
+            problems.add(source.display, line, field, f"duplicate id {category.id!r}")
+        taken = _reserved(category.id, reserved or {})
+        if taken is not None:
+            problems.add(source.display, line, field, taken)
         seen.add(category.id)
     categories: list[Category] = registry.categories
     return categories
 
 
-def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
-    """Load and check every entry; the catalog holds only entries without problems."""
+def load_catalog(
+    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+) -> tuple[Catalog, ProblemList]:
+    """Load and check every entry; the catalog holds only entries without problems.
+
+    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take.
+    """
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_catalog(entries_dir.resolve(), root.resolve() if root else None)
+        return _load_catalog(
+            entries_dir.resolve(), root.resolve() if root else None, reserved_names(docs_dir)
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, ProblemList]:
+def _load_catalog(
+    entries_dir: Path, root: Path | None, reserved: dict[str, str]
+) -> tuple[Catalog, ProblemList]:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
         return Catalog([], []), problems
-    categories = load_categories(entries_dir, root, problems)
+    categories = load_categories(entries_dir, root, problems, reserved)
     category_ids = {category.id for category in categories}
+    entry_reserved = reserved | {
+        category.id: f"the category {category.id!r}" for category in categories
+    }
     for path in find_misplaced_entry_files(entries_dir):
         problems.add(
             display_path(path, root),
@@ -88,10 +119,11 @@ def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, Proble
             "entry files belong at entries/<category>/<id>/entry.yaml",
         )
 
+    checks = _EntryChecks(entries_dir, category_ids, entry_reserved)
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
     known_ids: dict[str, str] = {}
     for path in find_entry_files(entries_dir):
-        source = read_yaml_file(path, root, problems)
+        source = read_yaml_file(path, root, problems, within=entries_dir)
         folder_id = path.parent.name
         duplicate_of = known_ids.get(folder_id)
         if duplicate_of is not None:
@@ -110,7 +142,7 @@ def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, Proble
         if entry is None:
             continue
         item = CatalogEntry(entry, path, source.display)
-        if _check_entry(item, source, category_ids, problems) and duplicate_of is None:
+        if _check_entry(item, source, checks, problems) and duplicate_of is None:
             loaded.append((item, source))
 
     _check_links(loaded, known_ids, problems)
@@ -121,10 +153,20 @@ def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, Proble
     return catalog, problems
 
 
+@dataclass(frozen=True)
+class _EntryChecks:
+    """What checking one entry needs to know about the others and the site."""
+
+    entries_dir: Path
+    category_ids: set[str]
+    reserved: dict[str, str]  # names ids must not take, and what uses them
+
+
 def _check_entry(
-    item: CatalogEntry, source: SourceFile, category_ids: set[str], problems: ProblemList
+    item: CatalogEntry, source: SourceFile, checks: _EntryChecks, problems: ProblemList
 ) -> bool:
     """Checks that need the file's location or compile its patterns; True if all pass."""
+    category_ids = checks.category_ids
     before = len(problems)
     entry = item.entry
     line = source.document.line_of
@@ -141,6 +183,9 @@ def _check_entry(
         )
     if entry.id != item.folder.name:
         problem(("id",), f"{entry.id!r} must equal the folder name {item.folder.name!r}")
+    taken = _reserved(entry.id, checks.reserved)
+    if taken is not None:
+        problem(("id",), taken)
     if entry.category != item.folder.parent.name:
         problem(
             ("category",),
@@ -149,15 +194,19 @@ def _check_entry(
     if category_ids and entry.category not in category_ids:
         known = ", ".join(sorted(category_ids))
         problem(("category",), f"unknown category {entry.category!r}; known: {known}")
-    script_path = item.folder / entry.reproducer.script
-    if not script_path.is_file():
-        script = entry.reproducer.script
-        problem(("reproducer", "script"), f"{script} not found in the entry folder")
+    script = entry.reproducer.script
+    try:
+        code = read_bounded(item.folder / script, within=checks.entries_dir, limit=MAX_FILE_BYTES)
+    except RefusedFile as refused:
+        if refused.missing:
+            problem(("reproducer", "script"), f"{script} not found in the entry folder")
+        else:
+            problem(("reproducer", "script"), f"{script}: {refused.message}")
     else:
         try:
-            item.fix_code = extract_fix_region(script_path.read_text(encoding="utf-8"))
-        except (FixRegionError, OSError, UnicodeDecodeError) as error:
-            problem(("reproducer", "script"), f"{entry.reproducer.script}: {error}")
+            item.fix_code = extract_fix_region(code.decode("utf-8"))
+        except (FixRegionError, UnicodeDecodeError) as error:
+            problem(("reproducer", "script"), f"{script}: {error}")
         first_code = entry.fix[0].code if entry.fix else None
         if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
             problem(

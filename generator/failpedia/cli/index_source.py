@@ -3,6 +3,7 @@ given, the package's data (wheel installs), or the catalog of a checkout compile
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from failpedia.signatures.index_format import (
 
 if TYPE_CHECKING:  # the catalog (YAML, models) is only loaded to compile an index
     from failpedia.catalog.catalog import Catalog
+    from failpedia.settings import ProjectSettings
 
 PACKAGE_DATA = "data"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -37,17 +39,24 @@ def source_tree_root() -> Path | None:
     return root if (root / "entries" / "categories.yaml").is_file() else None
 
 
-def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
-    """Load and check the catalog in ``entries_dir`` (and the site URL of its project);
-    refuse it with every problem listed."""
+def compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
+    """Load and check the catalog in ``entries_dir`` (and the settings of its project:
+    the site and repository URLs); refuse it with every problem listed. A command that
+    needs both the index and the entry texts (``explain``) loads the folder once."""
+    return _compile_catalog(entries_dir.resolve())
+
+
+@functools.cache
+def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
     from failpedia.catalog.validate import load_catalog
     from failpedia.settings import read_settings
 
-    root = entries_dir.resolve().parent
-    catalog, problems = load_catalog(entries_dir, root)
+    root = entries_dir.parent
+    settings = read_settings(root)
+    catalog, problems = load_catalog(entries_dir, root, settings.docs_dir)
     if problems:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
-    return catalog, read_settings(root).site_url
+    return catalog, settings
 
 
 def _checkout_entries() -> Path:
@@ -77,8 +86,8 @@ def open_index(
     from failpedia.catalog.index_build import build_index
 
     entries_dir = entries_dir or _checkout_entries()
-    catalog, site_url = compile_catalog(entries_dir)
-    return parse_index(build_index(catalog, site_url), str(entries_dir))
+    catalog, settings = compile_catalog(entries_dir)
+    return parse_index(build_index(catalog, settings.site_url, settings.repo_url), str(entries_dir))
 
 
 def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:

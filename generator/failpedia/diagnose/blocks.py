@@ -6,7 +6,7 @@ escape sequences removed, its newlines counted and the engine's scan run over it
 memory stays flat whatever the file's size.
 
 ``FileSpan`` reads a regular file's blocks by offset, so that stretches of one file can be
-read and scanned on several threads at once (``logranges``). ``BlockReader`` reads a
+read and scanned on several threads at once (``stretches``). ``BlockReader`` reads a
 stream (gzip, standard input) in order and prepares its blocks on ``WORKERS`` threads: the
 C helpers in ``_logbytes`` and Hyperscan release the GIL, so they use every core. Blocks
 live in buffers that are reused, because a fresh buffer per block costs a page fault
@@ -71,6 +71,12 @@ except ImportError:  # built without a C compiler
     COMPILED = False
     strip_and_count, count_newlines = strip_and_count_python, count_newlines_python
 
+# What a diagnosis warns when the C helpers are missing.
+SLOW_READER_WARNING = (
+    "the compiled log reader (failpedia.diagnose._logbytes) was not built when "
+    "failpedia was installed; reading logs in Python, several times slower"
+)
+
 
 class Candidate(NamedTuple):
     """A line the scan flagged: where it starts in the block, how many lines of the block
@@ -119,7 +125,7 @@ def prepare(slot: Slot, size: int, scan: Scan, last: bool, read_bytes: int) -> B
     return Block(data, size, newlines, candidates, last, read_bytes, slot)
 
 
-def _cut(data: bytearray, total: int) -> int:
+def block_end(data: bytearray, total: int) -> int:
     """Where the block ends: after its last ``\\n``; or 0, to carry the unfinished line
     on, until it passes ``MAX_CARRY`` and is cut after its last ``\\r`` (a progress bar
     redrawn for hours) or, holding none, anywhere."""
@@ -315,7 +321,7 @@ class BlockReader:
             read, last = self._read(memoryview(raw)[len(carry) : len(carry) + BLOCK_SIZE])
             read_total += read
             total = len(carry) + read
-            cut = total if last else _cut(raw, total)
+            cut = total if last else block_end(raw, total)
             carry = bytes(raw[cut:total])
             if cut or last:
                 break

@@ -1,11 +1,11 @@
 """Turn scanned blocks into candidate lines with their context.
 
-Blocks come from ``logblocks`` (line-aligned, ANSI removed, newlines counted, scanned).
+Blocks come from ``blocks`` (line-aligned, ANSI removed, newlines counted, scanned).
 Only candidate lines are decoded, with the lines around them. A block may live in a
 reused buffer, so everything a hit needs from it is decoded before the buffer goes back.
 
 ``LineCollector`` follows one stretch of consecutive blocks. A stream has one; a regular
-file is cut into stretches scanned in parallel (``logranges``), each with its own
+file is cut into stretches scanned in parallel (``stretches``), each with its own
 collector, whose hits are then given the context that lies across the stretch's edges.
 """
 

@@ -22,7 +22,7 @@ def assumed_year_of(findings: list[Finding]) -> int:
 
 
 def choose_first(finding: Finding, assumed_year: int) -> None:
-    def key(item: Occurrence) -> tuple[float, tuple[int, int, int]]:
+    def key(item: Occurrence) -> tuple[float, tuple[int, int, int, int]]:
         seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
         return (seconds, item.order)
 
@@ -61,7 +61,7 @@ def order_findings(
         choose_first(finding, assumed_year)
     causal_levels(findings, index)
 
-    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int]]:
+    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int, int]]:
         assert finding.first is not None
         return (
             ROLE_ORDER.get(finding.entry.role, 1),

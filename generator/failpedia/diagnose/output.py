@@ -19,7 +19,8 @@ JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed):
                   "text": str, "match": [start, end], "before": [str], "after": [str]},
         "locations": [{"file": str, "line": int, "rank": str|null, "time": str|null}]
       }],
-      "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str}],
+      "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str,
+                     "before": [str], "after": [str]}],
       "warnings": [str], "problems": [str]
     }
 
@@ -31,6 +32,7 @@ filled only when there are no findings.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -102,6 +104,8 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
                 "rank": item.rank,
                 "score": item.score,
                 "text": item.text,
+                "before": item.before,
+                "after": item.after,
             }
             for item in diagnosis.error_lines
         ],
@@ -173,21 +177,64 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year))
-    if diagnosis.error_lines:
-        out.append("")
-        out.append("The most error-like lines (no entry matches them):")
-        for item in diagnosis.error_lines:
-            rank = f" [rank {item.rank}]" if item.rank is not None else ""
-            out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
 
 
-def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
+def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
+    """The most error-like lines, shown when no entry matched."""
+    if not diagnosis.error_lines:
+        return []
+    out = ["", "The most error-like lines (no entry matches them):"]
+    for item in diagnosis.error_lines:
+        rank = f" [rank {item.rank}]" if item.rank is not None else ""
+        out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    return out
+
+
+def run_text(diagnosis: Diagnosis, outcome: str) -> str:
+    """What ``failpedia run`` prints once the command has ended (``outcome`` says how):
+    every finding with its entry's quick answer, the one that started it first; or, when
+    none matched, the most error-like lines."""
+    total_lines = sum(item.lines for item in diagnosis.inputs)
+    count = len(diagnosis.findings)
+    if count:
+        out = [
+            f"failpedia: {count} known failure{'s' * (count != 1)} in the output "
+            f"({outcome}); the one that started it first."
+        ]
+    else:
+        lines = f"{total_lines:,} line{'s' * (total_lines != 1)}"
+        out = [f"failpedia: no known failure in the output ({lines}; {outcome})."]
+    for number, finding in enumerate(diagnosis.findings, start=1):
+        out.append("")
+        out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
+    out.extend(_error_lines_text(diagnosis))
+    return "\n".join(visible(line) for line in out)
+
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _quick_answer(summary: str) -> list[str]:
+    """An entry's summary as terminal text: links reduced to their text, emphasis marks
+    dropped, wrapped under its finding."""
+    import textwrap  # only ``failpedia run`` prints summaries; diagnose's start-up is timed
+
+    text = _LINK.sub(r"\1", " ".join(summary.split())).replace("**", "")
+    return textwrap.wrap(text, 88, initial_indent="   ", subsequent_indent="   ")
+
+
+def _finding_text(
+    number: int, finding: Finding, year: int, quick_answer: bool = False
+) -> list[str]:
     first = finding.first
     assert first is not None
     entry = finding.entry
     role = "initiates the failure" if entry.role == "initiating" else "follows from another"
     lines = [f"{number}. {entry.title}", f"   {entry.id} ({role}): {finding.url}"]
+    if quick_answer and entry.summary:
+        lines.extend(_quick_answer(entry.summary))
     where = f"{first.file}:{first.line}"
     if first.rank is not None:
         where += f", rank {first.rank}"

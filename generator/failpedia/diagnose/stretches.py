@@ -1,6 +1,6 @@
 """Scan a regular file on several threads: stretches of blocks, put back in log order.
 
-A file is cut into stretches of whole blocks (``logblocks.FileSpan``). Each worker takes
+A file is cut into stretches of whole blocks (``blocks.FileSpan``). Each worker takes
 the next stretch and reads, strips, scans and collects its candidate lines alone, in one
 buffer it keeps: a buffer still in the CPU's cache is read much faster than buffers
 passed around between threads. The caller gets the current stretch's hits as they come;

@@ -4,7 +4,8 @@ module of log-line rules.
 The same rules run in ``failpedia diagnose``, in ``failpedia verify`` (a reproducer's
 output) and in the site's log page: every regular expression and limit below is published
 in ``signatures.json`` (``published_rules``) and the page's worker takes them from there,
-so all three read a line the same way. A line (split on ``\\n``) loses its ANSI escape
+so all three read a line the same way (the page also takes the rules that redact what it
+puts in an issue link, ``redaction``). A line (split on ``\\n``) loses its ANSI escape
 sequences, is cut into segments at ``\\r`` (progress bars redraw a line with ``\\r``),
 and each segment loses its prefixes (rank, host, timestamp) one after another; what the
 prefixes said becomes the segment's rank and time. Segments are capped at ``LINE_CAP``
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import re
 from typing import Any, NamedTuple
+
+from failpedia.signatures.redaction import published_redactions
 
 LINE_CAP = 4096
 MAX_PREFIXES = 6
@@ -105,6 +108,7 @@ def published_rules() -> dict[str, Any]:
         "error_like": [[score, source, literals] for score, literals, source in ERROR_LIKE],
         "max_error_lines": MAX_ERROR_LINES,
         "max_locations": MAX_LOCATIONS,
+        "redactions": published_redactions(),
     }
 
 
