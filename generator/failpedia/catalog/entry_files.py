@@ -23,14 +23,18 @@ class SourceFile:
     text: str
 
 
-def read_yaml_file(path: Path, root: Path | None, problems: ProblemList) -> SourceFile | None:
-    """Parse one file; record a problem (not an exception) when it cannot be read as YAML."""
+def read_yaml_file(
+    path: Path, root: Path | None, problems: ProblemList, data: bytes | None = None
+) -> SourceFile | None:
+    """Parse one file (or ``data``, its bytes already read); record a problem (not an
+    exception) when it cannot be read as YAML."""
     display = display_path(path, root)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        problems.add(display, 0, "", f"cannot read file: {error.strerror}")
-        return None
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            problems.add(display, 0, "", f"cannot read file: {error.strerror}")
+            return None
     if len(data) > MAX_FILE_BYTES:
         problems.add(display, 0, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")
         return None

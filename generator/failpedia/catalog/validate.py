@@ -1,6 +1,7 @@
 """Turn entry files into a checked Catalog, collecting every problem in one pass.
 
-Each file is converted against the model (``convert``), then checked where it lives and
+Each file is converted against the model (``convert``) and checked where it lives
+(``entry_check``, its result reused while the file is unchanged: ``entry_cache``), then
 against the catalog as a whole: ids against folders, categories against the registry,
 related links, signature patterns against the portable dialect, their own text and the
 matching engine, and signatures claimed by two entries. ``failpedia validate``,
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import difflib
 import gc
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.convert import convert_document
+from failpedia.catalog.entry_cache import checked_entry_file
+from failpedia.catalog.entry_check import CheckedFile
 from failpedia.catalog.entry_files import (
     CATEGORIES_FILENAME,
     SourceFile,
@@ -22,17 +26,9 @@ from failpedia.catalog.entry_files import (
     find_misplaced_entry_files,
     read_yaml_file,
 )
-from failpedia.catalog.model import (
-    INVERSE_RELATION,
-    SCHEMA_MODELINE,
-    Category,
-    CategoryRegistry,
-    Entry,
-)
+from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
-from failpedia.catalog.regions import FixRegionError, extract_fix_region
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
-from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.hyperscan_form import engine_refusals
 
 
@@ -59,125 +55,104 @@ def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList)
     return categories
 
 
+@dataclass(frozen=True)
+class Draft:
+    """An entry file with problems: left out of the catalog, and previewed by ``mkdocs
+    serve`` at the page its folder gives it. ``item`` is the converted entry when only a
+    later check failed, so the preview can show the rest of its page."""
+
+    path: Path
+    display_path: str
+    item: CatalogEntry | None
+
+    @property
+    def folder_id(self) -> str:
+        return self.path.parent.name
+
+    @property
+    def page_path(self) -> str:
+        """Its page's path: where its folder puts it, as for a valid entry."""
+        return f"{self.path.parent.parent.name}/{self.folder_id}.md"
+
+
+@dataclass(frozen=True)
+class CatalogCheck:
+    """The catalog of valid entries, every problem, and what was left out."""
+
+    catalog: Catalog
+    problems: ProblemList
+    drafts: list[Draft] = field(default_factory=list)
+    misplaced: list[str] = field(default_factory=list)  # entry files outside <category>/<id>/
+    checked: int = 0  # entry files read and checked anew
+    reused: int = 0  # entry files whose earlier check was reused: nothing it read changed
+
+    @property
+    def left_out(self) -> int:
+        """How many entry files the catalog leaves out for their problems."""
+        return len(self.drafts) + len(self.misplaced)
+
+
 def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
     """Load and check every entry; the catalog holds only entries without problems."""
+    check = check_catalog(entries_dir, root)
+    return check.catalog, check.problems
+
+
+def check_catalog(entries_dir: Path, root: Path | None = None) -> CatalogCheck:
+    """Load and check every entry, and say which entry files were left out."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_catalog(entries_dir.resolve(), root.resolve() if root else None)
+        return _check_catalog(entries_dir.resolve(), root.resolve() if root else None)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _load_catalog(entries_dir: Path, root: Path | None) -> tuple[Catalog, ProblemList]:
+def _check_catalog(entries_dir: Path, root: Path | None) -> CatalogCheck:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
-        return Catalog([], []), problems
+        return CatalogCheck(Catalog([], []), problems)
     categories = load_categories(entries_dir, root, problems)
-    category_ids = {category.id for category in categories}
-    for path in find_misplaced_entry_files(entries_dir):
-        problems.add(
-            display_path(path, root),
-            0,
-            "",
-            "entry files belong at entries/<category>/<id>/entry.yaml",
-        )
+    category_ids = frozenset(category.id for category in categories)
+    misplaced = [display_path(path, root) for path in find_misplaced_entry_files(entries_dir)]
+    for display in misplaced:
+        problems.add(display, 0, "", "entry files belong at entries/<category>/<id>/entry.yaml")
 
+    files: list[tuple[Path, str, CheckedFile]] = []
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
     known_ids: dict[str, str] = {}
+    reused = 0
     for path in find_entry_files(entries_dir):
-        source = read_yaml_file(path, root, problems)
+        checked, was_reused = checked_entry_file(path, root, category_ids)
+        reused += was_reused
+        problems.extend(checked.problems)
+        display = display_path(path, root)
+        files.append((path, display, checked))
         folder_id = path.parent.name
         duplicate_of = known_ids.get(folder_id)
         if duplicate_of is not None:
-            line = source.document.line_of(("id",)) if source else 0
+            line = checked.source.document.line_of(("id",)) if checked.source else 0
             problems.add(
-                display_path(path, root),
-                line,
-                "id",
-                f"duplicate id {folder_id!r}: also used by {duplicate_of}",
+                display, line, "id", f"duplicate id {folder_id!r}: also used by {duplicate_of}"
             )
         else:
-            known_ids[folder_id] = display_path(path, root)
-        if source is None:
-            continue
-        entry = convert_document(source, Entry, problems)
-        if entry is None:
-            continue
-        item = CatalogEntry(entry, path, source.display)
-        if _check_entry(item, source, category_ids, problems) and duplicate_of is None:
-            loaded.append((item, source))
+            known_ids[folder_id] = display
+        if checked.passed and checked.item and checked.source and duplicate_of is None:
+            loaded.append((checked.item, checked.source))
 
     _check_links(loaded, known_ids, problems)
     _check_shared_signatures(loaded, problems)
     _check_engine(loaded, problems)
     failed = {problem.path for problem in problems}
     catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
-    return catalog, problems
-
-
-def _check_entry(
-    item: CatalogEntry, source: SourceFile, category_ids: set[str], problems: ProblemList
-) -> bool:
-    """Checks that need the file's location or compile its patterns; True if all pass."""
-    before = len(problems)
-    entry = item.entry
-    line = source.document.line_of
-
-    def problem(path: FieldPath, message: str) -> None:
-        problems.add(source.display, line(path), format_field_path(path), message)
-
-    if not source.text.startswith(SCHEMA_MODELINE):
-        problems.add(
-            source.display,
-            1,
-            "",
-            f"the first line must be `{SCHEMA_MODELINE}`, so that editors check the file",
-        )
-    if entry.id != item.folder.name:
-        problem(("id",), f"{entry.id!r} must equal the folder name {item.folder.name!r}")
-    if entry.category != item.folder.parent.name:
-        problem(
-            ("category",),
-            f"{entry.category!r} must equal the category folder {item.folder.parent.name!r}",
-        )
-    if category_ids and entry.category not in category_ids:
-        known = ", ".join(sorted(category_ids))
-        problem(("category",), f"unknown category {entry.category!r}; known: {known}")
-    script_path = item.folder / entry.reproducer.script
-    if not script_path.is_file():
-        script = entry.reproducer.script
-        problem(("reproducer", "script"), f"{script} not found in the entry folder")
-    else:
-        try:
-            item.fix_code = extract_fix_region(script_path.read_text(encoding="utf-8"))
-        except (FixRegionError, OSError, UnicodeDecodeError) as error:
-            problem(("reproducer", "script"), f"{entry.reproducer.script}: {error}")
-        first_code = entry.fix[0].code if entry.fix else None
-        if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
-            problem(
-                ("fix", 0, "code"),
-                f"differs from the fix region of {entry.reproducer.script}; the page shows "
-                "the region (the code that was proved), so make them equal or leave it out",
-            )
-    for index, signature in enumerate(entry.signatures):
-        path: FieldPath = ("signatures", index, "pattern")
-        try:
-            compiled = compile_pattern(signature.pattern)
-        except PatternError as error:
-            problem(path, str(error))
-            continue
-        if not any(compiled.search(text_line) for text_line in signature.text.splitlines()):
-            problem(path, "does not match any line of its own signature text")
-        item.patterns.append(compiled)
-    for index, related in enumerate(entry.related):
-        if related.id == entry.id:
-            problem(("related", index, "id"), "an entry cannot be related to itself")
-    return len(problems) == before
+    drafts = [
+        Draft(path, display, checked.item) for path, display, checked in files if display in failed
+    ]
+    return CatalogCheck(catalog, problems, drafts, misplaced, len(files) - reused, reused)
 
 
 def _check_links(
