@@ -4,6 +4,7 @@ given, the package's data (wheel installs), or the catalog of a checkout compile
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,17 +38,49 @@ def source_tree_root() -> Path | None:
     return root if (root / "entries" / "categories.yaml").is_file() else None
 
 
+# Catalogs compiled in this process, by entries folder: explain needs the index and the
+# texts, and neither the work nor the warning should happen twice.
+_compiled: dict[Path, tuple[Catalog, str | None]] = {}
+_left_out_ids: set[str] = set()
+
+
 def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
-    """Load and check the catalog in ``entries_dir`` (and the site URL of its project);
-    refuse it with every problem listed."""
-    from failpedia.catalog.validate import load_catalog
+    """The valid entries of ``entries_dir`` (and the site URL of its project).
+
+    Entries with problems are left out, with one warning on stderr: a draft in a checkout
+    must not stop ``diagnose`` or ``explain``; ``failpedia validate`` is strict. Refused,
+    with every problem listed, only when no valid entry is left.
+    """
+    from failpedia.catalog.validate import check_catalog
     from failpedia.settings import read_settings
 
-    root = entries_dir.resolve().parent
-    catalog, problems = load_catalog(entries_dir, root)
-    if problems:
+    entries_dir = entries_dir.resolve()
+    compiled = _compiled.get(entries_dir)
+    if compiled is not None:
+        return compiled
+    root = entries_dir.parent
+    check = check_catalog(entries_dir, root)
+    problems = check.problems
+    if problems and not check.catalog.entries:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
-    return catalog, read_settings(root).site_url
+    if problems:
+        print(f"warning: {_left_out_text(check.left_out, len(problems))}", file=sys.stderr)
+        _left_out_ids.update(draft.folder_id for draft in check.drafts)
+    compiled = _compiled[entries_dir] = (check.catalog, read_settings(root).site_url)
+    return compiled
+
+
+def _left_out_text(left_out: int, problems: int) -> str:
+    if left_out == 1:
+        return "1 entry with problems was left out; `failpedia validate` lists why"
+    if left_out:
+        return f"{left_out} entries with problems were left out; `failpedia validate` lists why"
+    return f"{problems} problem(s) in the entries folder; `failpedia validate` lists them"
+
+
+def was_left_out(entry_id: str) -> bool:
+    """Whether a catalog compiled here left out an entry with this id for its problems."""
+    return entry_id in _left_out_ids
 
 
 def _checkout_entries() -> Path:
