@@ -52,6 +52,15 @@ def hyperscan_form(canonical: str) -> bytes:
     return "".join(out).encode("ascii")
 
 
+# Canonical patterns Hyperscan compiled in this process. Whether it refuses a pattern
+# depends on that pattern alone, so checking a catalog again (each rebuild of
+# `mkdocs serve`) compiles only the patterns it has not seen: at 1,000 entries the whole
+# set takes over a second to compile. Refused patterns are not kept: they are compiled
+# again, to report them again.
+_accepted: set[str] = set()
+MAX_ACCEPTED = 100_000
+
+
 def engine_refusals(canonicals: Sequence[str]) -> dict[int, str] | None:
     """Patterns the linear-time engine refuses, by position, with its reason; None when
     Hyperscan is not installed here (the dialect check alone then applies)."""
@@ -59,17 +68,27 @@ def engine_refusals(canonicals: Sequence[str]) -> dict[int, str] | None:
         import hyperscan
     except ImportError:
         return None
-    expressions = [hyperscan_form(canonical) for canonical in canonicals]
-    try:
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=list(range(len(expressions))))
-        return {}
-    except Exception:  # noqa: BLE001 - find which pattern, one at a time
-        pass
-    refused = {}
-    for position, expression in enumerate(expressions):
+    pending = sorted(set(canonicals) - _accepted)
+    if len(_accepted) + len(pending) > MAX_ACCEPTED:
+        _accepted.clear()
+    reasons: dict[str, str] = {}
+    if pending:
+        expressions = [hyperscan_form(canonical) for canonical in pending]
         try:
-            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[expression])
-        except Exception as error:  # noqa: BLE001 - the engine's own message is the reason
-            refused[position] = str(error) or type(error).__name__
-    return refused
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            database.compile(expressions=expressions, ids=list(range(len(expressions))))
+            _accepted.update(pending)
+        except Exception:  # noqa: BLE001 - find which pattern, one at a time
+            for canonical, expression in zip(pending, expressions, strict=True):
+                try:
+                    hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
+                        expressions=[expression]
+                    )
+                    _accepted.add(canonical)
+                except Exception as error:  # noqa: BLE001 - the engine's message is the reason
+                    reasons[canonical] = str(error) or type(error).__name__
+    return {
+        position: reasons[canonical]
+        for position, canonical in enumerate(canonicals)
+        if canonical in reasons
+    }
