@@ -1,5 +1,6 @@
 """Where ``diagnose`` and ``explain`` get the signature index and the entry texts: a file
-given, the package's data (wheel installs), or the catalog of a checkout compiled now."""
+given, the package's data (wheel installs), or the catalog of a checkout compiled now,
+from its valid entries (a draft being written does not stop them)."""
 
 from __future__ import annotations
 
