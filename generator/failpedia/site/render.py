@@ -146,6 +146,8 @@ def render_entry_page(
             category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
         )
 
+    if not item.source_key:  # not from the loader: nothing says when its files change
+        return RenderedPage(item.page_path, render(), edit_url), False
     markdown, reused = reuse_or_render(item.page_path, key, render)
     return RenderedPage(item.page_path, markdown, edit_url), reused
 
