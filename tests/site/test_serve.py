@@ -146,5 +146,7 @@ def test_a_dirty_serve_rebuilds_only_the_pages_an_edit_changed(tmp_path: Path) -
         jam.write_text(jam.read_text().replace("blocks the belt", "Zq9 blocks the belt"))
         assert wait_for(f"{site}{JAM}/", "Zq9 blocks", 90), "the page was not rebuilt"
         assert "Quick answer" in fetch(f"{site}{LIMIT}/")
-        rewritten = {name for name, page in pages.items() if page.stat().st_mtime_ns != written[name]}
+        rewritten = {
+            name for name, page in pages.items() if page.stat().st_mtime_ns != written[name]
+        }
         assert rewritten == {JAM}
