@@ -23,8 +23,13 @@ class BuildWithSignatureIndex(build_py):
         from failpedia.catalog.index_build import write_package_data
         from failpedia.cli.index_source import compile_catalog
 
-        catalog, site_url = compile_catalog(ROOT / "entries")
-        write_package_data(catalog, site_url, Path(self.build_lib) / "failpedia" / "data")
+        catalog, settings = compile_catalog(ROOT / "entries")
+        write_package_data(
+            catalog,
+            settings.site_url,
+            Path(self.build_lib) / "failpedia" / "data",
+            settings.repo_url,
+        )
 
 
 # ANSI stripping and newline counting in C (see the file's header). Optional: where it

@@ -223,7 +223,8 @@ def main() -> int:
     byte_compile_package()
     work = Path(tempfile.mkdtemp(prefix="failpedia-bench-"))
     try:
-        project_index = build_index(*compile_catalog(REPO / "entries"))
+        catalog, settings = compile_catalog(REPO / "entries")
+        project_index = build_index(catalog, settings.site_url)
         synthetic, synthetic_lines = synthetic_index(args.synthetic, rng)
         sets = {"project": project_index, f"synthetic-{args.synthetic}": synthetic}
         log = work / "train.log"

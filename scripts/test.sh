@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Debian's Chromium, torch CPU, the package with its
-# test extras), then run the linter, the formatter's check, the type checker, the entry
-# checks, every CPU reproducer and the whole test suite (browser and slow tests included).
+# Install everything the tests need (Debian's Chromium and Node.js, bubblewrap to contain
+# the reproducers, torch CPU, the package with its test extras), then run the linter, the
+# formatter's check, the type checker, the entry checks, every CPU reproducer (contained)
+# and the whole test suite (browser and slow tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x /usr/bin/chromium ]; then
+# Chromium runs the browser tests; Node runs the log page's matcher against Python's.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v node >/dev/null || missing+=(nodejs)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # torch is pinned: an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" -e ".[test]"
@@ -23,6 +29,7 @@ python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy
 failpedia validate
-# Prove every CPU reproducer both ways; any verdict but proved fails the run.
-failpedia verify --device cpu --jobs 2 --no-record --require-packages
+# Prove every CPU reproducer both ways, contained; any verdict but proved fails the run,
+# and so does a machine where bubblewrap cannot contain them.
+failpedia verify --device cpu --jobs 2 --no-record --require-packages --require-containment
 python3 -m pytest "$@"

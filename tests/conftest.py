@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sitebuild import CHROMIUM, CHROMIUM_ARGS, REPO, SiteServer, mkdocs_build
+from sitebuild import CHROMIUM, CHROMIUM_ARGS, REPO, SiteServer, build_site
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -22,10 +22,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's site, built with ``mkdocs build --strict``."""
-    site_dir = tmp_path_factory.mktemp("site")
-    result = mkdocs_build(REPO, site_dir, "--strict")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return site_dir
+    return build_site(REPO, tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="session")

@@ -9,12 +9,16 @@ it into a temporary folder, break one thing in one entry, and check the exact
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
@@ -55,6 +59,41 @@ def entry_file(root: Path, entry: str) -> Path:
 def display(entry: str) -> str:
     """The path the validator prints for an entry's file."""
     return f"entries/{entry}/entry.yaml"
+
+
+def entry_data(root: Path, entry: str) -> dict[str, Any]:
+    """An entry of the fixture as plain values, to change and write back."""
+    data: dict[str, Any] = yaml.safe_load(read_entry(root, entry))
+    return data
+
+
+def yaml_text(value: Any, indent: str = "") -> str:
+    """Block-style YAML with every string on one line as a JSON string (valid YAML), so a
+    test finds the line of any value with ``line_of(text, json.dumps(value))``."""
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, (dict, list)) and item:
+                lines.append(f"{indent}{key}:\n{yaml_text(item, indent + '  ')}")
+            else:
+                lines.append(f"{indent}{key}: {yaml_text(item)}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        items = []
+        for item in value:
+            text = yaml_text(item, indent + "  ")
+            items.append(f"{indent}- {text.lstrip()}")
+        return "\n".join(items)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def write_entry_data(root: Path, entry: str, data: dict[str, Any]) -> str:
+    """Write an entry from plain values (modeline first); return the file's text."""
+    text = "# yaml-language-server: $schema=../../entry.schema.json\n" + yaml_text(data) + "\n"
+    write_entry(root, entry, text)
+    return text
 
 
 def read_entry(root: Path, entry: str) -> str:
@@ -132,3 +171,20 @@ def time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def cpu_time_limit(seconds: float):
+    """Fail after ``seconds`` of this process's CPU time: a measured bound that other
+    processes on a busy machine do not stretch, as they stretch wall-clock time."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"took more than {seconds} s of CPU time")
+
+    previous = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import http.server
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,6 +31,26 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def copy_site_project(destination: Path) -> Path:
+    """A copy of the repository's site sources (config, pages, templates, entries) to
+    build and break without touching the checkout."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in ("mkdocs.yml", "docs", "templates", "entries"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name)
+        else:
+            shutil.copy(source, destination / name)
+    return destination
+
+
+def build_site(project: Path, site_dir: Path) -> Path:
+    """``mkdocs build --strict`` of ``project`` into ``site_dir``, which must succeed."""
+    result = mkdocs_build(project, site_dir, "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return site_dir
 
 
 def mkdocs_build(project: Path, site_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:

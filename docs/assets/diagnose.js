@@ -6,6 +6,31 @@
   var script = document.currentScript;
   var assets = new URL(".", script ? script.src : location.href);
   var worker = null;
+  // The most text the box takes. A textarea lays out every pasted line on the main thread:
+  // 300 KB froze the page for half a second, 100 MB for a minute and a half. A bigger log
+  // goes through the file picker or a drop, which the worker reads in pieces.
+  var MAX_PASTE = 200000;
+
+  function megabytes(count) {
+    return (count / 1e6).toFixed(count < 1e7 ? 1 : 0) + " MB";
+  }
+
+  function tooBig(root, length) {
+    root.querySelector("[data-fp-status]").textContent = "This log is " + megabytes(length) +
+      ", too big to paste (at most " + megabytes(MAX_PASTE) + "). Save it to a file and " +
+      "choose it with the file picker below, or drop it on this page: files of any size " +
+      "are read in pieces, and never leave your browser.";
+    root.setAttribute("data-fp-state", "too-big");
+  }
+
+  // The issue form for a failure no entry knows (.github/ISSUE_TEMPLATE/unknown-failure.yml)
+  // and the id of its field for the report, as generator/failpedia/site/issue_links.py
+  // names them. GitHub refuses links much longer than MAX_URL_LENGTH.
+  var UNKNOWN_FAILURE_FORM = "unknown-failure.yml";
+  var REPORT_FIELD = "report";
+  var MAX_URL_LENGTH = 8000;
+  var MAX_LINE = 500;
+  var MAX_TITLE = 120;
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -43,9 +68,10 @@
     var pre = element("pre", "fp-finding__log");
     first.before.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     var hit = element("span", "fp-finding__line");
-    hit.appendChild(document.createTextNode(first.text.slice(0, first.match[0])));
-    hit.appendChild(element("mark", null, first.text.slice(first.match[0], first.match[1])));
-    hit.appendChild(document.createTextNode(first.text.slice(first.match[1]) + "\n"));
+    var chars = Array.from(first.text);  // the match is counted in code points, as by the CLI
+    hit.appendChild(document.createTextNode(chars.slice(0, first.match[0]).join("")));
+    hit.appendChild(element("mark", null, chars.slice(first.match[0], first.match[1]).join("")));
+    hit.appendChild(document.createTextNode(chars.slice(first.match[1]).join("") + "\n"));
     pre.appendChild(hit);
     first.after.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     item.appendChild(pre);
@@ -60,11 +86,99 @@
     list.appendChild(item);
   }
 
-  function show(root, result) {
+  // The redaction rules signatures.json publishes (signatures/redaction.py): a match
+  // becomes its first group, where it took part, followed by the replacement.
+  function redactor(rules) {
+    var compiled = rules.map(function (rule) {
+      return { regex: new RegExp(rule[1], "g" + rule[2]), replacement: rule[3] };
+    });
+    return function (text) {
+      compiled.forEach(function (rule) {
+        text = text.replace(rule.regex, function (match, kept) {
+          return (typeof kept === "string" ? kept : "") + rule.replacement;
+        });
+      });
+      return text;
+    };
+  }
+
+  function shortened(text, limit) {
+    text = text.replace(/\s+/g, " ").trim();
+    return text.length <= limit ? text : text.slice(0, limit - 1) + "\u2026";
+  }
+
+  // A fenced block that none of the lines can close: its fence is longer than any run of
+  // backticks they hold.
+  function fenced(lines) {
+    var longest = 0;
+    lines.forEach(function (line) {
+      (line.match(/`+/g) || []).forEach(function (run) { longest = Math.max(longest, run.length); });
+    });
+    var fence = "`".repeat(Math.max(3, longest + 1));
+    return [fence + "text"].concat(lines, [fence]).join("\n");
+  }
+
+  function issueUrl(repoUrl, title, body) {
+    return repoUrl.replace(/\/+$/, "") + "/issues/new?template=" +
+      encodeURIComponent(UNKNOWN_FAILURE_FORM) + "&title=" + encodeURIComponent(title) +
+      "&" + REPORT_FIELD + "=" + encodeURIComponent(body);
+  }
+
+  // A new-issue link for a log no entry matched, built here: nothing is sent anywhere
+  // until the reader submits the form on GitHub. The least error-like lines are left out,
+  // then the last one shortened, until the link is short enough.
+  function newIssueLink(issues, result) {
+    if (!issues || !issues.repoUrl || !result.unmatched.length) return null;
+    var redact = redactor(issues.redactions || []);
+    var items = result.unmatched.map(function (e, position) {
+      return { score: e.score, position: position,
+               text: shortened(redact(e.file + ":" + e.line + ": " + e.text), MAX_LINE) };
+    });
+    var worst = items.reduce(function (a, b) { return b.score >= a.score ? b : a; });
+    var title = shortened(redact(result.unmatched[worst.position].text), MAX_TITLE);
+    var names = result.inputs.map(function (input) { return "`" + redact(input.name).replace(/`/g, "'") + "`"; });
+    var lines = result.inputs.reduce(function (sum, input) { return sum + input.lines; }, 0);
+    function body(kept) {
+      return [
+        "<!-- Filled in by the site's log page. Home folders and what looks like a token are " +
+          "redacted: read it before posting. -->",
+        "",
+        "### What failed",
+        "",
+        "No entry matched " + names.join(", ") + " (" + lines + " lines) on the site's log " +
+          "page. The most error-like lines:",
+        "",
+        fenced(kept.map(function (item) { return item.text; })),
+        "",
+        "### Environment",
+        "",
+        "The log page does not see it: on the machine where it failed, `failpedia report LOG` " +
+          "prints this report with the environment (Python, OS, torch, CUDA, NCCL, GPU, driver).",
+        "",
+      ].join("\n");
+    }
+    var kept = items.slice();
+    var url = issueUrl(issues.repoUrl, title, body(kept));
+    while (url.length > MAX_URL_LENGTH && kept.length > 1) {
+      var least = kept.reduce(function (a, b) { return b.score < a.score ? b : a; });
+      kept.splice(kept.indexOf(least), 1);
+      url = issueUrl(issues.repoUrl, title, body(kept));
+    }
+    while (url.length > MAX_URL_LENGTH && kept[0].text.length > 40) {
+      kept[0] = { text: shortened(kept[0].text, Math.floor(kept[0].text.length / 2)) };
+      url = issueUrl(issues.repoUrl, title, body(kept));
+    }
+    return url.length <= MAX_URL_LENGTH ? url : null;
+  }
+
+  function show(root, result, issues) {
     var out = root.querySelector("[data-fp-results]");
     out.textContent = "";
     var siteRoot = new URL("../", assets);
     var count = result.findings.length;
+    (result.warnings || []).forEach(function (warning) {
+      out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
+    });
     out.appendChild(element("p", "fp-summary", count
       ? count + " known failure" + (count === 1 ? "" : "s") + " found; the one that started it first."
       : "No known failure found in this log."));
@@ -78,6 +192,19 @@
         pre.appendChild(document.createTextNode(e.file + ":" + e.line + ": " + e.text + "\n"));
       });
       out.appendChild(pre);
+    }
+    var url = count ? null : newIssueLink(issues, result);
+    if (url) {
+      var offer = element("p", "fp-report", "No entry knows this failure yet. ");
+      var link = element("a", "fp-report-link", "Report it on GitHub");
+      link.href = url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      offer.appendChild(link);
+      offer.appendChild(document.createTextNode(
+        ": the issue form opens with these lines filled in, home folders and tokens removed. " +
+        "Nothing is sent until you submit it there."));
+      out.appendChild(offer);
     }
     window.failpediaDiagnosis = result;
     root.setAttribute("data-fp-state", "done");
@@ -95,7 +222,7 @@
         status.textContent = "Matching… " + Math.round(100 * message.bytes / Math.max(message.size, 1)) + "%";
       } else if (message.type === "done") {
         status.textContent = "";
-        show(root, message.result);
+        show(root, message.result, message.issues);
       } else if (message.type === "error") {
         status.textContent = "Could not read this log: " + message.message;
         root.setAttribute("data-fp-state", "error");
@@ -112,8 +239,17 @@
     root.setAttribute("data-fp-ready", "1");
     var text = root.querySelector("textarea");
     var files = root.querySelector("input[type=file]");
+    text.addEventListener("paste", function (event) {
+      var pasted = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+      var kept = text.value.length - Math.abs(text.selectionEnd - text.selectionStart);
+      if (kept + pasted.length > MAX_PASTE) {
+        event.preventDefault();  // never laid out in the box
+        tooBig(root, kept + pasted.length);
+      }
+    });
     root.querySelector("[data-fp-run]").addEventListener("click", function () {
-      run(root, { text: text.value, name: "pasted log" });
+      if (text.value.length > MAX_PASTE) tooBig(root, text.value.length);
+      else run(root, { text: text.value, name: "pasted log" });
     });
     files.addEventListener("change", function () {
       if (files.files.length) run(root, { files: Array.from(files.files) });

@@ -18,6 +18,7 @@ CONFIG_FILE = "mkdocs.yml"
 DEFAULT_ENTRIES_DIR = "entries"
 DEFAULT_TEMPLATES_DIR = "templates"
 DEFAULT_RECORDS_DIR = "verification"
+DEFAULT_DOCS_DIR = "docs"  # mkdocs' own default
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class ProjectSettings:
     templates_dir: Path
     records_dir: Path
     edit_base: str | None
+    docs_dir: Path  # the hand-written pages, whose names entry ids must not take
+    repo_url: str | None = None  # mkdocs.yml's repo_url: where issues and pull requests go
 
 
 def default_edit_base(repo_url: str | None) -> str | None:
@@ -40,9 +43,14 @@ def default_edit_base(repo_url: str | None) -> str | None:
 
 
 def settings_from_options(
-    root: Path, options: Mapping[str, Any], site_url: str | None, repo_url: str | None
+    root: Path,
+    options: Mapping[str, Any],
+    site_url: str | None,
+    repo_url: str | None,
+    docs_dir: str | None = None,
 ) -> ProjectSettings:
-    """Settings from the plugin's options (missing ones take the defaults)."""
+    """Settings from the plugin's options and mkdocs' ``docs_dir`` (missing ones take the
+    defaults)."""
     root = root.resolve()
 
     def folder(name: str, default: str) -> Path:
@@ -59,6 +67,10 @@ def settings_from_options(
         edit_base=edit_base
         if isinstance(edit_base, str) and edit_base
         else default_edit_base(repo_url),
+        docs_dir=(
+            root / (docs_dir if isinstance(docs_dir, str) and docs_dir else DEFAULT_DOCS_DIR)
+        ).resolve(),
+        repo_url=repo_url.rstrip("/") if isinstance(repo_url, str) and repo_url else None,
     )
 
 
@@ -81,4 +93,6 @@ def read_settings(root: Path) -> ProjectSettings:
     for plugin in data.get("plugins") or []:
         if isinstance(plugin, dict) and isinstance(plugin.get("failpedia"), dict):
             options = plugin["failpedia"]
-    return settings_from_options(root, options, data.get("site_url"), data.get("repo_url"))
+    return settings_from_options(
+        root, options, data.get("site_url"), data.get("repo_url"), data.get("docs_dir")
+    )

@@ -4,6 +4,7 @@ modules stay small, and ``__init__`` files import nothing (``diagnose`` start-up
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "failpedia"
@@ -93,3 +94,21 @@ def test_init_files_import_nothing_and_say_what_their_part_may_import() -> None:
         if init.parent != PACKAGE:
             docstring = ast.get_docstring(tree) or ""
             assert "May import:" in docstring, f"{init}: say what the part may import"
+
+
+def test_the_launcher_needs_only_the_standard_library() -> None:
+    """The launcher runs as ``python -I -S -c <its source>`` inside the sandbox, where the
+    package may not be importable."""
+    tree = ast.parse((PACKAGE / "verify" / "launcher.py").read_text(encoding="utf-8"))
+    modules = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    modules |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert modules <= set(sys.stdlib_module_names) | {"__future__"}, modules

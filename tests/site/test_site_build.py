@@ -6,7 +6,6 @@ import html
 import html.parser
 import json
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -14,7 +13,7 @@ import yaml
 from failpedia.catalog.validate import load_catalog
 from failpedia.settings import read_settings
 from failpedia.site.render import search_terms
-from sitebuild import REPO, mkdocs_build
+from sitebuild import REPO, copy_site_project, mkdocs_build
 
 CATALOG, _ = load_catalog(REPO / "entries", REPO)
 
@@ -173,14 +172,7 @@ def test_entries_stay_out_of_the_navigation(built_site: Path) -> None:
 
 
 def test_a_broken_entry_fails_the_build_with_its_location(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    for name in ("mkdocs.yml", "docs", "templates", "entries"):
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, project / name)
-        else:
-            project.mkdir(exist_ok=True)
-            shutil.copy(source, project / name)
+    project = copy_site_project(tmp_path / "project")
     entry = project / "entries/compile/dynamo-recompile-limit/entry.yaml"
     entry.write_text(entry.read_text().replace("kind: warning", "kind: warnin"))
     site = tmp_path / "site"

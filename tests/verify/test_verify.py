@@ -3,7 +3,8 @@
 ``tests/fixtures/runner`` holds made-up entries whose reproducers each behave one way:
 prove, never reproduce, fail their fix, exit 1 when fixed, hang, leave grandchildren
 behind, print 100 MB, crash with SIGSEGV, write to their working folder, need a GPU or a
-package that does not exist. Most tests read one ``--json`` run over all of them.
+package that does not exist. Most tests read one ``--json`` run over all of them, run
+contained as CI runs them (``--require-containment``; ``test_containment`` attacks it).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import time
 import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,12 @@ import pytest
 from failpedia.catalog.validate import load_catalog
 from failpedia.signatures.line_rules import LINE_CAP
 from failpedia.verify import capture, environment, records, results, runner
-from helpers import TESTS_DIR
+from verify_helpers import LINUX, RUNNER_FIXTURE, copy_project, git, verify, wait_for_processes
 
 # Runs reproducers in subprocesses.
 pytestmark = pytest.mark.slow
 
-FIXTURE = TESTS_DIR / "fixtures" / "runner"
-LINUX = sys.platform.startswith("linux")
+FIXTURE = RUNNER_FIXTURE
 OTHER_ENVIRONMENT = {
     "key": "cuda|Imaginary GPU 9000|torch-1.0.0|py3.9|Linux-x86_64",
     "python": "3.9.0",
@@ -53,57 +51,6 @@ EXPECTED_VERDICTS = {
     "needs-missing-pkg": "skipped",
 }
 SKIPPED = {"needs-cuda", "needs-missing-pkg"}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def copy_project(destination: Path) -> Path:
-    """Copy the runner fixture into ``destination/project`` as a git repository."""
-    root = destination / "project"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
-    return root
-
-
-def verify(
-    root: Path, *args: str, extra_env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **(extra_env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "failpedia.cli", "--root", str(root), "verify", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (init may reap it late)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def assert_gone(pid: int) -> None:
-    deadline = time.monotonic() + 2
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(pid), f"process {pid} survived the run"
 
 
 def read_json(path: Path) -> Any:
@@ -137,6 +84,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         "--jobs",
         "12",
         "--json",
+        "--require-containment",
         extra_env={"TORCH_LOGS": "+dynamo", "FAILPEDIA_LEAK_CHECK": "1"},
     )
     assert "Traceback" not in process.stderr, process.stderr
@@ -218,18 +166,17 @@ def test_timeout_kills_the_tree_including_escaped_grandchild(full_run: Run) -> N
     assert broken["signal"] in ("SIGTERM", "SIGKILL")
     assert 2 <= broken["seconds"] < 10
     assert hangs["fixed"] is None and "2 s limit" in hangs["reason"]
-    pid = int(re.search(r"escaped grandchild pid (\d+)", hangs["output_excerpt"]).group(1))
-    assert_gone(pid)
+    marker = re.search(r"escaped grandchild marker (\S+)", hangs["output_excerpt"]).group(1)
+    assert wait_for_processes(marker, 0, seconds=2) == []
 
 
 @pytest.mark.skipif(not LINUX, reason="checks processes through /proc")
 def test_grandchildren_left_behind_are_killed(full_run: Run) -> None:
     result = full_run.result("leaves-grandchildren")
     assert result["verdict"] == "proved"
-    match = re.search(r"grandchild pids (\d+) (\d+)", result["output_excerpt"])
+    match = re.search(r"grandchildren marker (\S+)", result["output_excerpt"])
     assert match, result["output_excerpt"]
-    for pid in match.groups():
-        assert_gone(int(pid))
+    assert wait_for_processes(match.group(1), 0, seconds=2) == []
     assert result["broken"]["seconds"] < 5
 
 
@@ -459,3 +406,16 @@ def test_update_record_is_atomic_and_skips_skipped(
     monkeypatch.undo()
     records.update_record(tmp_path, result, {"key": "b"})
     assert [item["environment"]["key"] for item in read_json(path)["results"]] == ["a", "b"]
+
+
+def test_records_go_where_mkdocs_yml_says(tmp_path: Path) -> None:
+    """``records_dir`` in the plugin's options moves the records for verify and the site."""
+    root = copy_project(tmp_path)
+    (root / "mkdocs.yml").write_text(
+        "site_name: t\nplugins:\n  - failpedia:\n      records_dir: proofs/cpu\n",
+        encoding="utf-8",
+    )
+    done = verify(root, "proves")
+    assert done.returncode == 0, done.stderr
+    assert read_json(root / "proofs" / "cpu" / "proves.json")["entry"] == "proves"
+    assert not (root / "verification").exists()

@@ -9,7 +9,8 @@ announced: position 16 has no row in `wpe`, and `torch.nn.functional.embedding` 
 `IndexError: index out of range in self` (on a GPU: a device-side assert).
 `python repro.py --fixed`: the document is split into windows of at most
 `model_max_length` tokens (truncation with overflow and a stride), so every window fits,
-no warning is logged, and the model scores every window.
+no warning is logged, and the model scores every window. The check removes the overlaps
+and compares the windows with the document's full tokenization: no token is lost.
 
 Everything is built in the script: a word-level tokenizer and a 2-layer GPT-2 with hidden
 size 32. Nothing is downloaded.
@@ -46,28 +47,34 @@ model = GPT2LMHeadModel(config).eval()
 document = " ".join(["the cat sat on the mat and the dog ran to the park"] * 3) + " the end"
 print(f"document: {len(document.split())} words; model context: {CONTEXT} positions")
 
-# --- fix: start
-def encode_in_windows(text: str):
-    """Split a long text into overlapping windows that each fit the model's context."""
-    return tokenizer(
-        text,
+STRIDE = 4  # tokens repeated between consecutive windows, for context
+windows = {}  # the bug: the whole document goes in as one sequence
+if FIXED:
+    # --- fix: start
+    # Split the long text into overlapping windows that each fit the model's context.
+    windows = dict(
         truncation=True,
         max_length=tokenizer.model_max_length,
-        stride=4,  # tokens repeated between consecutive windows, for context
+        stride=STRIDE,
         return_overflowing_tokens=True,
         padding=True,
-        return_tensors="pt",
     )
-# --- fix: end
+    # --- fix: end
 
-
-if FIXED:
-    encoded = encode_in_windows(document)
-    encoded.pop("overflow_to_sample_mapping")
-else:
-    encoded = tokenizer(document, return_tensors="pt")  # no truncation: 41 tokens
+encoded = tokenizer(document, return_tensors="pt", **windows)
+encoded.pop("overflow_to_sample_mapping", None)
 print("input_ids shape:", tuple(encoded["input_ids"].shape))
 
 with torch.no_grad():
     logits = model(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"]).logits
 print("logits shape:", tuple(logits.shape))
+
+# --- check: start
+# Every token of the document reaches the model: the windows, overlaps removed, rebuild
+# the document's full tokenization.
+rows = [ids[mask.bool()].tolist() for ids, mask in zip(encoded["input_ids"], encoded["attention_mask"])]
+rebuilt = rows[0] + [token for row in rows[1:] for token in row[STRIDE:]]
+assert rebuilt == backend.encode(document).ids, "the windows do not cover the document"
+assert logits.shape[:2] == encoded["input_ids"].shape, "not every window was scored"
+print(f"check: {len(rows)} windows of at most {CONTEXT} tokens cover all {len(rebuilt)} tokens of the document")
+# --- check: end

@@ -1,8 +1,10 @@
 """Convert a parsed YAML document into the model's classes, recording every problem.
 
 Checks each value against the model: types, unknown and missing fields, string formats,
-list bounds, control characters and raw HTML in Markdown text. Nothing here knows about
-folders or other entries; ``validate`` does the checks that need them.
+list bounds, control characters, web addresses (``web_url``) and what Markdown text may
+hold (``markdown_check``: no raw HTML, links only to the web and the site, no images from
+elsewhere). Nothing here knows about folders or other entries; ``validate`` does the
+checks that need them.
 """
 
 from __future__ import annotations
@@ -13,69 +15,22 @@ import typing
 from typing import Any
 
 from failpedia.catalog.entry_files import SourceFile
+from failpedia.catalog.markdown_check import markdown_problems
 from failpedia.catalog.model import PLACEHOLDER
 from failpedia.catalog.model_fields import is_model, model_fields, unwrap_optional
 from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.web_url import web_url_problem
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 
 INVALID = object()
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_BACKTICKS = re.compile(r"`+")
-_RAW_HTML = re.compile(r"<(?:/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|!--|\?|!\[CDATA\[)")
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_TYPE_NAMES = {str: "text", int: "an integer", list: "a list", dict: "a mapping"}
-
-
-def _without_fenced_blocks(text: str) -> str:
-    """Drop fenced code blocks, line by line (linear time, unclosed fences run to the end)."""
-    kept = []
-    fence = ""
-    for line in text.split("\n"):
-        match = _FENCE_LINE.match(line)
-        if fence:
-            closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-            if closes and not line.strip().strip(fence[0]):
-                fence = ""
-            continue
-        if match:
-            fence = match.group(1)
-            continue
-        kept.append(line)
-    return "\n".join(kept)
-
-
-def _without_code_spans(text: str) -> str:
-    """Drop inline code spans: a backtick run up to the next run of the same length."""
-    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
-    next_same: dict[int, int] = {}
-    following: dict[int, int] = {}
-    for index in range(len(runs) - 1, -1, -1):
-        length = runs[index][1] - runs[index][0]
-        if length in following:
-            next_same[index] = following[length]
-        following[length] = index
-    pieces = []
-    position = 0
-    index = 0
-    while index < len(runs):
-        closing = next_same.get(index)
-        if closing is None:
-            index += 1
-            continue
-        pieces.append(text[position : runs[index][0]])
-        position = runs[closing][1]
-        index = closing + 1
-    pieces.append(text[position:])
-    return "".join(pieces)
-
-
-def find_raw_html(text: str) -> str | None:
-    """The first raw HTML tag in Markdown text, outside code spans and fenced blocks."""
-    stripped = _without_code_spans(_without_fenced_blocks(text))
-    match = _RAW_HTML.search(stripped)
-    if match is None:
-        return None
-    return stripped[match.start() : match.start() + 20].split("\n")[0]
+_TYPE_NAMES = {
+    str: "text",
+    int: "an integer",
+    bool: "true or false",
+    list: "a list",
+    dict: "a mapping",
+}
 
 
 class _Converter:
@@ -128,6 +83,11 @@ class _Converter:
             return self.convert_text(value, metadata, path)
         if tp is int:
             return self.convert_int(value, metadata, path)
+        if tp is bool:
+            if not isinstance(value, bool):
+                self.problem(path, f"expected true or false, got {self.type_name(value)}")
+                return INVALID
+            return value
         raise TypeError(f"unsupported model type {tp!r}")  # a model change, not bad input
 
     def convert_model(self, value: Any, cls: type, path: FieldPath) -> Any:
@@ -173,6 +133,12 @@ class _Converter:
                 "remove it: logs are matched after colour codes are stripped",
             )
             return INVALID
+        if metadata.get("web_url"):
+            reason = web_url_problem(value)
+            if reason is not None:
+                self.problem(path, f"{value!r} is not one well-formed http(s) address: {reason}")
+                return INVALID
+            return value
         pattern = metadata.get("pattern")
         if pattern and not re.fullmatch(pattern, value):
             self.problem(path, f"{value!r} does not match the required format {pattern}")
@@ -181,12 +147,8 @@ class _Converter:
         if limit and len(value) > limit:
             self.problem(path, f"is {len(value)} characters long; the limit is {limit}")
         if not metadata.get("verbatim"):
-            tag = find_raw_html(value)
-            if tag is not None:
-                self.problem(
-                    path,
-                    f"raw HTML is not allowed ({tag!r}); use Markdown, or put code in backticks",
-                )
+            for message in markdown_problems(value):
+                self.problem(path, message)
         return value
 
     def is_placeholder(self, value: Any, metadata: dict[str, Any], path: FieldPath) -> bool:

@@ -1,10 +1,15 @@
-"""Find entry files and parse them, keeping line numbers; the only code that reads YAML."""
+"""Find entry files and parse them, keeping line numbers; the only code that reads YAML.
+
+Entry files come from pull requests, so each is read with ``read_bounded``: a regular
+file inside the entries folder, of at most ``MAX_FILE_BYTES``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.yaml_source import YamlDocument, YamlSyntaxError, parse_yaml
 
@@ -24,18 +29,23 @@ class SourceFile:
 
 
 def read_yaml_file(
-    path: Path, root: Path | None, problems: ProblemList, data: bytes | None = None
+    path: Path,
+    root: Path | None,
+    problems: ProblemList,
+    within: Path,
+    data: bytes | None = None,
 ) -> SourceFile | None:
-    """Parse one file (or ``data``, its bytes already read); record a problem (not an
-    exception) when it cannot be read as YAML."""
+    """Parse one file found in the folder ``within`` (or ``data``, its bytes already read
+    with ``read_bounded``); record a problem (not an exception) when it cannot be read as
+    YAML."""
     display = display_path(path, root)
     if data is None:
         try:
-            data = path.read_bytes()
-        except OSError as error:
-            problems.add(display, 0, "", f"cannot read file: {error.strerror}")
+            data = read_bounded(path, within=within, limit=MAX_FILE_BYTES)
+        except RefusedFile as refused:
+            problems.add(display, 0, "", refused.message)
             return None
-    if len(data) > MAX_FILE_BYTES:
+    elif len(data) > MAX_FILE_BYTES:
         problems.add(display, 0, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")
         return None
     if b"\0" in data:

@@ -22,7 +22,9 @@ from failpedia.signatures.index_format import (
 from failpedia.signatures.line_rules import published_rules
 
 
-def build_index(catalog: Catalog, site_url: str | None) -> dict[str, Any]:
+def build_index(
+    catalog: Catalog, site_url: str | None, repo_url: str | None = None
+) -> dict[str, Any]:
     """The index as a JSON-ready dict; entries in catalog order."""
     entries = []
     for item in catalog.entries:
@@ -34,6 +36,7 @@ def build_index(catalog: Catalog, site_url: str | None) -> dict[str, Any]:
                 "category": item.entry.category,
                 "kind": item.entry.kind,
                 "role": item.entry.role,
+                "summary": item.entry.summary,
                 "url": entry_url(item.entry.category, item.entry.id),
                 "causes": sorted(link.target.entry.id for link in links.get("causes", [])),
                 "caused_by": sorted(link.target.entry.id for link in links.get("caused-by", [])),
@@ -46,6 +49,7 @@ def build_index(catalog: Catalog, site_url: str | None) -> dict[str, Any]:
     return {
         "format": INDEX_FORMAT,
         "site_url": site_url or "",
+        "repo_url": repo_url or "",
         "rules": published_rules(),
         "entries": entries,
     }
@@ -62,12 +66,14 @@ def build_entry_texts(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def write_package_data(catalog: Catalog, site_url: str | None, out_dir: Path) -> list[Path]:
+def write_package_data(
+    catalog: Catalog, site_url: str | None, out_dir: Path, repo_url: str | None = None
+) -> list[Path]:
     """Write the index and the entry texts where the package looks for them."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, data in (
-        (INDEX_FILE, build_index(catalog, site_url)),
+        (INDEX_FILE, build_index(catalog, site_url, repo_url)),
         (ENTRIES_FILE, build_entry_texts(catalog)),
     ):
         path = out_dir / name

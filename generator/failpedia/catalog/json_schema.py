@@ -6,7 +6,10 @@ test regenerates it to catch drift between it and the model.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 import typing
 from pathlib import Path
 from typing import Any
@@ -92,6 +95,8 @@ def _type_schema(tp: Any, metadata: dict[str, Any], definitions: dict[str, Any])
         if metadata.get("maximum") is not None:
             schema["maximum"] = metadata["maximum"]
         return schema
+    if tp is bool:
+        return {"type": "boolean"}
     raise TypeError(f"no JSON Schema mapping for {tp!r}")  # a model change, not bad input
 
 
@@ -100,10 +105,23 @@ def schema_text(root: type) -> str:
 
 
 def write_schemas(entries_dir: Path) -> list[Path]:
-    """Write every published schema into the entries folder; return the files written."""
+    """Write every published schema into the entries folder; return the files written.
+
+    Each file is written beside its place and renamed over it, so whatever a pull request
+    left there (a link to a file elsewhere, a FIFO) is replaced, never written through.
+    """
     written = []
     for filename, root in SCHEMA_FILENAMES.items():
         path = entries_dir / filename
-        path.write_text(schema_text(root), encoding="utf-8")
+        descriptor, temporary = tempfile.mkstemp(dir=entries_dir, prefix=f".{filename}.")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(schema_text(root))
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
         written.append(path)
     return written

@@ -2,8 +2,9 @@
 
 The validator converts YAML into these classes and the JSON Schema published for editors
 is generated from them (``schema.py``), so the two cannot disagree. Field metadata carries
-what type hints cannot: descriptions, string formats, list bounds, and whether a text is
-shown verbatim (in a code block) rather than as Markdown, where raw HTML is refused.
+what type hints cannot: descriptions, string formats, list bounds, whether a text is
+shown verbatim (in a code block) rather than as Markdown (checked by ``markdown_check``),
+and whether it is a web address (checked by ``web_url``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def spec(
     minimum: int | None = None,
     maximum: int | None = None,
     max_length: int | None = None,
+    web_url: bool = False,
 ) -> Any:
     """Declare a model field with the constraints the validator and JSON Schema share."""
     metadata = {
@@ -54,6 +56,7 @@ def spec(
         "minimum": minimum,
         "maximum": maximum,
         "max_length": max_length,
+        "web_url": web_url,
     }
     if default is dataclasses.MISSING:
         return field(metadata=metadata)
@@ -128,7 +131,11 @@ class Related:
 @dataclass(kw_only=True)
 class Reference:
     title: str = spec("Title of the page.")
-    url: str = spec("Address of a page confirmed to exist.", pattern=r"^https?://\S+$")
+    url: str = spec(
+        "Address of a page confirmed to exist.",
+        pattern=r"^https?://[^\s<>\[\]\\\"`{}|^]+$",
+        web_url=True,
+    )
 
 
 @dataclass(kw_only=True)
@@ -152,6 +159,11 @@ class Reproducer:
         "Packages beyond torch it needs, pinned as `name==version`.",
         default=[],
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$",
+    )
+    network: bool = spec(
+        "Whether it needs the network. Reproducers run without one unless this is `true`; "
+        "keep them offline wherever the failure allows.",
+        default=False,
     )
 
 

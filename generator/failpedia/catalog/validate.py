@@ -1,11 +1,14 @@
 """Turn entry files into a checked Catalog, collecting every problem in one pass.
 
-Each file is converted against the model (``convert``) and checked where it lives
-(``entry_check``, its result reused while the file is unchanged: ``entry_cache``), then
-against the catalog as a whole: ids against folders, categories against the registry,
-related links, signature patterns against the portable dialect, their own text and the
-matching engine, and signatures claimed by two entries. ``failpedia validate``,
-``mkdocs build`` and every other command run these same checks.
+Each file is read with ``read_bounded`` (a regular file inside the entries folder, of a
+bounded size), converted against the model (``convert``) and checked where it lives
+(``entry_check``, its result reused while nothing it read changed: ``entry_cache``), then
+against the catalog as a whole: ids against folders and against the names the site
+already uses (``site_names``), categories against the registry, related links, signature
+patterns against the portable dialect, their own text and the matching engine, and
+signatures claimed by two entries. ``failpedia validate``, ``mkdocs build`` and every
+other command run these same checks; ``check_catalog`` also says which entry files were
+left out (the drafts ``mkdocs serve`` previews).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.convert import convert_document
 from failpedia.catalog.entry_cache import checked_entry_file
-from failpedia.catalog.entry_check import CheckedFile
+from failpedia.catalog.entry_check import CheckedFile, EntryChecks, reserved_problem
 from failpedia.catalog.entry_files import (
     CATEGORIES_FILENAME,
     SourceFile,
@@ -28,16 +31,22 @@ from failpedia.catalog.entry_files import (
 )
 from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.hyperscan_form import engine_refusals
 
 
-def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList) -> list[Category]:
+def load_categories(
+    entries_dir: Path,
+    root: Path | None,
+    problems: ProblemList,
+    reserved: dict[str, str] | None = None,
+) -> list[Category]:
     path = entries_dir / CATEGORIES_FILENAME
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         problems.add(display_path(path, root), 0, "", "category registry is missing")
         return []
-    source = read_yaml_file(path, root, problems)
+    source = read_yaml_file(path, root, problems, within=entries_dir)
     if source is None:
         return []
     registry = convert_document(source, CategoryRegistry, problems)
@@ -45,11 +54,13 @@ def load_categories(entries_dir: Path, root: Path | None, problems: ProblemList)
         return []
     seen: set[str] = set()
     for index, category in enumerate(registry.categories):
+        line = source.document.line_of(("categories", index, "id"))
+        where = f"categories[{index}].id"
         if category.id in seen:
-            line = source.document.line_of(("categories", index, "id"))
-            problems.add(
-                source.display, line, f"categories[{index}].id", f"duplicate id {category.id!r}"
-            )
+            problems.add(source.display, line, where, f"duplicate id {category.id!r}")
+        taken = reserved_problem(category.id, reserved or {})
+        if taken is not None:
+            problems.add(source.display, line, where, taken)
         seen.add(category.id)
     categories: list[Category] = registry.categories
     return categories
@@ -92,32 +103,48 @@ class CatalogCheck:
         return len(self.drafts) + len(self.misplaced)
 
 
-def load_catalog(entries_dir: Path, root: Path | None = None) -> tuple[Catalog, ProblemList]:
-    """Load and check every entry; the catalog holds only entries without problems."""
-    check = check_catalog(entries_dir, root)
+def load_catalog(
+    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+) -> tuple[Catalog, ProblemList]:
+    """Load and check every entry; the catalog holds only entries without problems.
+
+    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take.
+    """
+    check = check_catalog(entries_dir, root, docs_dir)
     return check.catalog, check.problems
 
 
-def check_catalog(entries_dir: Path, root: Path | None = None) -> CatalogCheck:
+def check_catalog(
+    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+) -> CatalogCheck:
     """Load and check every entry, and say which entry files were left out."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _check_catalog(entries_dir.resolve(), root.resolve() if root else None)
+        return _check_catalog(
+            entries_dir.resolve(), root.resolve() if root else None, reserved_names(docs_dir)
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check_catalog(entries_dir: Path, root: Path | None) -> CatalogCheck:
+def _check_catalog(entries_dir: Path, root: Path | None, reserved: dict[str, str]) -> CatalogCheck:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
         return CatalogCheck(Catalog([], []), problems)
-    categories = load_categories(entries_dir, root, problems)
-    category_ids = frozenset(category.id for category in categories)
+    categories = load_categories(entries_dir, root, problems, reserved)
+    entry_reserved = reserved | {
+        category.id: f"the category {category.id!r}" for category in categories
+    }
+    checks = EntryChecks(
+        entries_dir,
+        frozenset(category.id for category in categories),
+        tuple(sorted(entry_reserved.items())),
+    )
     misplaced = [display_path(path, root) for path in find_misplaced_entry_files(entries_dir)]
     for display in misplaced:
         problems.add(display, 0, "", "entry files belong at entries/<category>/<id>/entry.yaml")
@@ -127,7 +154,7 @@ def _check_catalog(entries_dir: Path, root: Path | None) -> CatalogCheck:
     known_ids: dict[str, str] = {}
     reused = 0
     for path in find_entry_files(entries_dir):
-        checked, was_reused = checked_entry_file(path, root, category_ids)
+        checked, was_reused = checked_entry_file(path, root, checks)
         reused += was_reused
         problems.extend(checked.problems)
         display = display_path(path, root)

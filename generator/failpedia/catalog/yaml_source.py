@@ -121,18 +121,30 @@ def parse_yaml(text: str) -> YamlDocument:
         loader.dispose()
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 def _build(
     loader: Any, node: yaml.Node, path: FieldPath, document: YamlDocument, seen: set[int]
 ) -> Any:
-    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
-        # An alias makes the composer hand back a node it has already built; rebuilding it
-        # each time lets a few lines expand exponentially ("billion laughs").
-        if id(node) in seen:
-            raise YamlSyntaxError(
-                document.line_of(path), "YAML anchors and aliases are not supported in entries"
-            )
-        seen.add(id(node))
+    # An alias makes the composer hand back a node it has already built; rebuilding it each
+    # time lets a few lines expand exponentially ("billion laughs"), and one long text used
+    # a hundred thousand times costs as much to check.
+    if id(node) in seen:
+        raise YamlSyntaxError(
+            document.line_of(path), "YAML anchors and aliases are not supported in entries"
+        )
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
+        # Merge keys are refused before PyYAML expands them: its flatten_mapping copies every
+        # merged mapping into each one that merges it, exponentially when merges nest, and
+        # entries never need them.
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                raise YamlSyntaxError(
+                    key_node.start_mark.line + 1,
+                    "YAML merge keys (<<) are not supported in entries",
+                )
         loader.flatten_mapping(node)
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:

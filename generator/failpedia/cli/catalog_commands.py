@@ -7,10 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import Catalog
+from failpedia.catalog.entry_files import MAX_FILE_BYTES
 from failpedia.catalog.index_build import write_package_data
 from failpedia.catalog.json_schema import SCHEMA_FILENAMES, schema_text, write_schemas
-from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.scaffold import scaffold_entry
 from failpedia.catalog.validate import load_catalog, load_categories
 from failpedia.cli.project import checked_catalog, project_settings, report_problems
@@ -47,12 +49,14 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     settings = project_settings(args)
-    catalog, problems = load_catalog(settings.entries_dir, settings.root)
+    catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
     proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
     problems.extend(record_problems)
     if problems:
         return report_problems(problems)
-    site = render_site(catalog, settings.templates_dir, SiteSettings(settings.edit_base), proofs)
+    site = render_site(
+        catalog, settings.templates_dir, SiteSettings(settings.edit_base, settings.repo_url), proofs
+    )
     pages = site.pages
     out = Path(args.out)
     write_pages(pages, out)
@@ -82,12 +86,22 @@ def cmd_schema(args: argparse.Namespace) -> int:
     settings = project_settings(args)
     entries_dir = settings.entries_dir
     if args.check:
-        stale = [
-            name
-            for name, model in SCHEMA_FILENAMES.items()
-            if not (entries_dir / name).is_file()
-            or (entries_dir / name).read_text(encoding="utf-8") != schema_text(model)
-        ]
+        problems = ProblemList()
+        stale = []
+        for name, model in SCHEMA_FILENAMES.items():
+            try:
+                text = read_bounded(entries_dir / name, within=entries_dir, limit=MAX_FILE_BYTES)
+            except RefusedFile as refused:
+                if not refused.missing:
+                    problems.add(
+                        display_path(entries_dir / name, settings.root), 0, "", refused.message
+                    )
+                    continue
+                text = b""
+            if text != schema_text(model).encode("utf-8"):
+                stale.append(name)
+        if problems:
+            return report_problems(problems)
         for name in stale:
             print(f"{entries_dir / name} is out of date; run `failpedia schema`", file=sys.stderr)
         return 1 if stale else 0
@@ -101,6 +115,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     catalog = checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
-    for path in write_package_data(catalog, settings.site_url, Path(args.out)):
+    for path in write_package_data(catalog, settings.site_url, Path(args.out), settings.repo_url):
         print(f"wrote {path}")
     return 0

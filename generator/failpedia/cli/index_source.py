@@ -1,9 +1,10 @@
-"""Where ``diagnose`` and ``explain`` get the signature index and the entry texts: a file
-given, the package's data (wheel installs), or the catalog of a checkout compiled now,
-from its valid entries (a draft being written does not stop them)."""
+"""Where ``diagnose``, ``explain``, ``run`` and ``report`` get the signature index and the
+entry texts: a file given, the package's data (wheel installs), or the catalog of a
+checkout compiled now, from its valid entries (a draft being written does not stop them)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from failpedia.signatures.index_format import (
 
 if TYPE_CHECKING:  # the catalog (YAML, models) is only loaded to compile an index
     from failpedia.catalog.catalog import Catalog
+    from failpedia.settings import ProjectSettings
 
 PACKAGE_DATA = "data"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -39,36 +41,38 @@ def source_tree_root() -> Path | None:
     return root if (root / "entries" / "categories.yaml").is_file() else None
 
 
-# Catalogs compiled in this process, by entries folder: explain needs the index and the
-# texts, and neither the work nor the warning should happen twice.
-_compiled: dict[Path, tuple[Catalog, str | None]] = {}
+def compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
+    """The valid entries of ``entries_dir`` (and the settings of its project: the site and
+    repository URLs).
+
+    Entries with problems are left out, with one warning on stderr: a draft in a checkout
+    must not stop ``diagnose``, ``explain`` or ``run``; ``failpedia validate`` is strict.
+    Refused, with every problem listed, only when no valid entry is left. A command that
+    needs both the index and the entry texts (``explain``) loads the folder once, and
+    warns once.
+    """
+    return _compile_catalog(entries_dir.resolve())
+
+
+# Ids of entries that a catalog compiled in this process left out for their problems.
 _left_out_ids: set[str] = set()
 
 
-def compile_catalog(entries_dir: Path) -> tuple[Catalog, str | None]:
-    """The valid entries of ``entries_dir`` (and the site URL of its project).
-
-    Entries with problems are left out, with one warning on stderr: a draft in a checkout
-    must not stop ``diagnose`` or ``explain``; ``failpedia validate`` is strict. Refused,
-    with every problem listed, only when no valid entry is left.
-    """
+@functools.cache
+def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
     from failpedia.catalog.validate import check_catalog
     from failpedia.settings import read_settings
 
-    entries_dir = entries_dir.resolve()
-    compiled = _compiled.get(entries_dir)
-    if compiled is not None:
-        return compiled
     root = entries_dir.parent
-    check = check_catalog(entries_dir, root)
+    settings = read_settings(root)
+    check = check_catalog(entries_dir, root, settings.docs_dir)
     problems = check.problems
     if problems and not check.catalog.entries:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
     if problems:
         print(f"warning: {_left_out_text(check.left_out, len(problems))}", file=sys.stderr)
         _left_out_ids.update(draft.folder_id for draft in check.drafts)
-    compiled = _compiled[entries_dir] = (check.catalog, read_settings(root).site_url)
-    return compiled
+    return check.catalog, settings
 
 
 def _left_out_text(left_out: int, problems: int) -> str:
@@ -111,8 +115,8 @@ def open_index(
     from failpedia.catalog.index_build import build_index
 
     entries_dir = entries_dir or _checkout_entries()
-    catalog, site_url = compile_catalog(entries_dir)
-    return parse_index(build_index(catalog, site_url), str(entries_dir))
+    catalog, settings = compile_catalog(entries_dir)
+    return parse_index(build_index(catalog, settings.site_url, settings.repo_url), str(entries_dir))
 
 
 def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:

@@ -1,5 +1,6 @@
 """The ``failpedia`` command: validate, scaffold, render, publish the schema, verify,
-build the signature index, diagnose logs, explain an entry.
+build the signature index, diagnose logs, run a command and diagnose its output, write
+an issue report, explain an entry.
 
 Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
 
@@ -7,10 +8,17 @@ Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
 2 when an input could not be read (findings from the other inputs are still printed),
 or no signature index is available; 130 interrupted.
 
+``failpedia run``: the command's exit status (128 + n when signal n killed it, 127 when it
+was not found, 126 when it could not run); 2 for bad usage, before the command starts.
+
+``failpedia report``: 0 when the report was written; 2 when a log could not be read (the
+report covers the others) or no signature index is available.
+
 ``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
 skipped for a missing device or requirement; 1 when any was not reproduced, failed its
 fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
-(unknown id, bad git ref); 130 interrupted.
+(unknown id, bad git ref) or ``--require-containment`` without containment; 130
+interrupted (SIGINT), 143 stopped (SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,12 +35,17 @@ of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
 Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
 Records go to verification/<id>.json (newest result per environment) unless --no-record.
 
+Reproducers run contained in bubblewrap (bwrap) where it works: read-only filesystem,
+private /tmp and /dev/shm with a size limit, no network unless the entry declares it,
+a process limit, a private process tree that dies with the run. The first line on
+stderr says whether they are contained and, if not, what is not enforced.
+
 exit codes:
   0  every selected entry proved, or skipped for a missing device or requirement
      (with --require-packages, a missing requirement is a failure)
   1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
-  2  bad usage: unknown entry id, bad git ref
-  130 interrupted
+  2  bad usage: unknown entry id, bad git ref; or --require-containment without it
+  130 interrupted (SIGINT); 143 stopped (SIGTERM); running reproducers are stopped
 """
 
 
@@ -115,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail when a reproducer is skipped for a missing package (for CI)",
     )
     verify.add_argument(
+        "--require-containment",
+        action="store_true",
+        help="refuse to run reproducers unless bubblewrap can contain them (for CI)",
+    )
+    verify.add_argument(
         "--no-record",
         dest="record",
         action="store_false",
@@ -146,6 +164,56 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
     _index_options(diagnose)
     diagnose.set_defaults(handler=_diagnose)
+    run = commands.add_parser(
+        "run",
+        help="run a training command, pass its output through, diagnose it as it streams",
+        description="Run CMD with its output passed through unchanged and live (a terminal "
+        "stays a terminal), match every line as diagnose does, and print the diagnosis to "
+        "stderr when CMD ends. SIGINT, SIGTERM and SIGHUP are passed to CMD's process group.",
+        epilog="Exit status: CMD's (128+N when signal N killed it; 127 not found, 126 not "
+        "runnable); 2 bad usage or no signature index, before CMD starts.",
+        usage="failpedia run [-h] [--context N] [--json FILE] -- CMD [ARG ...]",
+    )
+    run.add_argument(
+        "--context",
+        type=_context,
+        default=3,
+        metavar="N",
+        help="lines shown before and after each first match (default: 3)",
+    )
+    run.add_argument("--json", metavar="FILE", help="also write the diagnosis as JSON to FILE")
+    run.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
+    _index_options(run)
+    run.add_argument("command", nargs=argparse.REMAINDER, metavar="CMD", help=argparse.SUPPRESS)
+    run.set_defaults(handler=_run)
+    report = commands.add_parser(
+        "report",
+        help="write a Markdown issue body for a failure (diagnosis, environment, redacted)",
+        description="Diagnose the logs (plain, gzip, folders, or standard input) and print a "
+        "Markdown issue body: the findings, or the most error-like lines with their context "
+        "when none matched; the environment (Python, OS, torch, CUDA, NCCL, GPU, driver, "
+        "packages); and the `failpedia new` line that starts an entry. Home folders and "
+        "what looks like a token are redacted. A link to the issue form goes to stderr.",
+        epilog="Exit codes: 0 the report was written; 2 a log could not be read or no "
+        "signature index is available.",
+    )
+    report.add_argument("paths", nargs="*", metavar="LOG")
+    report.add_argument(
+        "--context",
+        type=_context,
+        default=3,
+        metavar="N",
+        help="lines shown before and after each line (default: 3)",
+    )
+    report.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter whose environment to describe: the one that ran the training "
+        "(default: this one)",
+    )
+    _index_options(report)
+    report.set_defaults(handler=_report)
     explain = commands.add_parser("explain", help="print an entry in the terminal")
     explain.add_argument("id", metavar="ID")
     _index_options(explain)
@@ -212,6 +280,18 @@ def _diagnose(args: argparse.Namespace) -> int:
     from failpedia.cli.logs_commands import cmd_diagnose
 
     return cmd_diagnose(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from failpedia.cli.run_command import cmd_run
+
+    return cmd_run(args)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from failpedia.cli.report_command import cmd_report
+
+    return cmd_report(args)
 
 
 def _explain(args: argparse.Namespace) -> int:

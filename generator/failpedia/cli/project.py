@@ -28,7 +28,7 @@ def report_problems(problems: ProblemList) -> int:
 
 def checked_catalog(settings: ProjectSettings) -> Catalog | int:
     """The project's catalog, or (every problem printed) the exit code for problems."""
-    catalog, problems = load_catalog(settings.entries_dir, settings.root)
+    catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
     if problems:
         return report_problems(problems)
     return catalog

@@ -1,4 +1,9 @@
-"""``failpedia verify``: run the reproducers both ways, show progress, write records."""
+"""``failpedia verify``: run the reproducers both ways, show progress, write records.
+
+It says first whether reproducers are contained (``--require-containment`` refuses to
+run them otherwise). SIGINT and SIGTERM stop the running reproducers, remove their
+temporary folders, and exit 130 and 143.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,20 @@ import argparse
 import difflib
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.cli.project import checked_catalog, project_settings
 from failpedia.verify import environment as machine
-from failpedia.verify import fingerprint, records, runner
+from failpedia.verify import fingerprint, records, runner, sandbox
 from failpedia.verify.results import SKIPPED, VERDICTS, ModeResult, VerificationResult
 
 
@@ -75,6 +83,41 @@ def verify_exit_code(results: list[VerificationResult], require_packages: bool =
     return 0 if all(result.passed for result in results) else 1
 
 
+class _Stopped(Exception):
+    """SIGINT or SIGTERM arrived while reproducers ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _SignalGuard:
+    """In its ``with`` block, SIGINT and SIGTERM raise ``_Stopped`` (main thread only)
+    until ``quiet()``, after which they are ignored so that stopping the runs is not cut
+    short; the previous handlers come back at the end."""
+
+    def __init__(self) -> None:
+        self.raising = True
+        self.previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.raising:
+            raise _Stopped(signum)
+
+    def quiet(self) -> None:
+        self.raising = False
+
+    def __enter__(self) -> _SignalGuard:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
 def _seconds(mode: ModeResult | None) -> str:
     return "-" if mode is None else f"{mode.seconds:.1f}"
 
@@ -127,6 +170,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         selected = list(catalog.entries)
 
+    containment = sandbox.detect(sys.executable)
+    if selected:
+        print(containment.summary(), file=sys.stderr, flush=True)
+    if args.require_containment and not containment.available:
+        print(
+            "failpedia verify: --require-containment: reproducers cannot be contained here; "
+            "install bubblewrap (apt-get install bubblewrap) and allow user namespaces",
+            file=sys.stderr,
+        )
+        return 2
     packages = {
         name
         for item in selected
@@ -172,7 +225,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             with lock:
                 running[entry_id] = started
             try:
-                result = runner.verify_entry(item, capabilities, cancel=cancel)
+                result = runner.verify_entry(
+                    item, capabilities, cancel=cancel, containment=containment
+                )
             finally:
                 with lock:
                     running.pop(entry_id, None)
@@ -195,17 +250,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     executor = ThreadPoolExecutor(max_workers=args.jobs, thread_name_prefix="failpedia-verify")
     if live:
         threading.Thread(target=live_line, daemon=True).start()
-    try:
-        futures = [
-            executor.submit(verify_one, number, item) for number, item in enumerate(selected, 1)
-        ]
-        results = [future.result() for future in futures]
-    except KeyboardInterrupt:
-        cancel.set()
-        executor.shutdown(wait=True, cancel_futures=True)
-        finished.set()
-        print("failpedia verify: interrupted; reproducers stopped", file=sys.stderr)
-        return 130
+    with _SignalGuard() as signals:
+        try:
+            futures = [
+                executor.submit(verify_one, number, item) for number, item in enumerate(selected, 1)
+            ]
+            results = [future.result() for future in futures]
+        except (_Stopped, KeyboardInterrupt) as stop:
+            signals.quiet()
+            cancel.set()
+            executor.shutdown(wait=True, cancel_futures=True)
+            finished.set()
+            print("failpedia verify: interrupted; reproducers stopped", file=sys.stderr)
+            return 128 + stop.signum if isinstance(stop, _Stopped) else 130
     executor.shutdown(wait=True)
     finished.set()
     if live:

@@ -6,7 +6,7 @@
  * Python they cost more than the whole scan for signatures. The functions release the
  * GIL while they run, so several threads prepare blocks at once.
  *
- * strip_and_count must remove exactly what logline.ANSI matches, scanned left to right
+ * strip_and_count must remove exactly what signatures.line_rules.ANSI matches, scanned left to right
  * the way re.sub does:
  *
  *     \x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])

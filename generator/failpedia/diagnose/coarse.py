@@ -16,14 +16,18 @@ finds each probe's required literal text with ``bytes.find``: correct, much slow
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from failpedia.signatures.hyperscan_form import FORM_VERSION, hyperscan_form
+from failpedia.signatures.hyperscan_form import (
+    FORM_VERSION,
+    cache_dir,
+    hyperscan_form,
+    write_cache,
+)
 
 # A literal pass: a block's literal hits as ``Engine.find`` gives them.
 LiteralPass = Callable[[bytes | memoryview], list[tuple[int, int]]]
@@ -86,23 +90,6 @@ def _read_database(hyperscan: Any, path: Path) -> Any | None:
         return None
 
 
-def _write_cache(path: Path, data: bytes) -> None:
-    """Write a cache file whole or not at all (runs at the same time may race to write
-    it); a cache that cannot be written is not an error."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        pass
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "failpedia"
-
-
 class HyperscanEngine(Engine):
     """A Hyperscan block-mode database of the whole patterns and a literal pass before
     it, both cached on disk once compiled.
@@ -162,7 +149,7 @@ class HyperscanEngine(Engine):
         except ImportError:
             return None
         key = _cache_key(hyperscan, identity)
-        database = _read_database(hyperscan, _cache_dir() / f"hs-{key}.db")
+        database = _read_database(hyperscan, cache_dir() / f"hs-{key}.db")
         if database is None:
             return None
         engine = cls.__new__(cls)
@@ -170,7 +157,7 @@ class HyperscanEngine(Engine):
         engine._scratch = threading.local()
         # Absent where some probe has no literal: the whole patterns are scanned alone.
         engine.find_literals = None
-        literals = _read_database(hyperscan, _cache_dir() / f"hs-literals-{key}.db")
+        literals = _read_database(hyperscan, cache_dir() / f"hs-literals-{key}.db")
         if literals is not None:
             engine.find_literals = engine._hyperscan_literals(literals)
         return engine
@@ -189,7 +176,7 @@ class HyperscanEngine(Engine):
 
     def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
         hyperscan = self._hs
-        cached = _cache_dir() / filename
+        cached = cache_dir() / filename
         if self._use_cache:
             database = _read_database(hyperscan, cached)
             if database is not None:
@@ -198,7 +185,7 @@ class HyperscanEngine(Engine):
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=forms, ids=list(range(len(forms))))
         if self._use_cache:
-            _write_cache(cached, hyperscan.dumpb(database))
+            write_cache(cached, hyperscan.dumpb(database))
         return database
 
     def _scan(self, database: Any, block: bytes | memoryview) -> list[tuple[int, int]]:

@@ -17,21 +17,16 @@ ROLE_ORDER = {"initiating": 0, "downstream": 1}
 
 
 def assumed_year_of(findings: list[Finding]) -> int:
-    years = [
-        item.time.year
-        for finding in findings
-        for item in finding.occurrences
-        if item.time is not None and item.time.year is not None
-    ]
+    years = [finding.min_year for finding in findings if finding.min_year is not None]
     return min(years) if years else 1970
 
 
 def choose_first(finding: Finding, assumed_year: int) -> None:
-    def key(item: Occurrence) -> tuple[float, tuple[int, int, int]]:
+    def key(item: Occurrence) -> tuple[float, tuple[int, int, int, int]]:
         seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
         return (seconds, item.order)
 
-    finding.first = min(finding.occurrences, key=key)
+    finding.first = min(finding.candidates(assumed_year), key=key)
     first_key = key(finding.first)[0]
     finding.first_time = None if first_key == math.inf else first_key
 
@@ -62,12 +57,11 @@ def order_findings(
     findings: list[Finding], index: SignatureIndex, root: RootCause, assumed_year: int
 ) -> list[Finding]:
     for finding in findings:
-        for item in finding.occurrences:
-            item.root_cause = item.rank in root.ranks or (item.source, item.line) in root.blocks
+        finding.root_cause = finding.in_root_block or not root.ranks.isdisjoint(finding.rank_set)
         choose_first(finding, assumed_year)
     causal_levels(findings, index)
 
-    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int]]:
+    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int, int]]:
         assert finding.first is not None
         return (
             ROLE_ORDER.get(finding.entry.role, 1),

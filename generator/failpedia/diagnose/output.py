@@ -1,5 +1,8 @@
 """Print a diagnosis: for people (text) and for programs (``--json``, a stable shape).
 
+The text shows a log's control characters (``visible``) rather than sending them to the
+terminal; the JSON keeps every character exactly, escaped as JSON escapes it.
+
 JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed)::
 
     {
@@ -16,7 +19,8 @@ JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed):
                   "text": str, "match": [start, end], "before": [str], "after": [str]},
         "locations": [{"file": str, "line": int, "rank": str|null, "time": str|null}]
       }],
-      "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str}],
+      "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str,
+                     "before": [str], "after": [str]}],
       "warnings": [str], "problems": [str]
     }
 
@@ -28,11 +32,11 @@ filled only when there are no findings.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
 from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
-from failpedia.signatures.line_rules import MAX_LOCATIONS
 
 JSON_FORMAT = 1
 
@@ -63,7 +67,6 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
     first = finding.first
     assert first is not None
     entry = finding.entry
-    ordered = sorted(finding.occurrences, key=lambda item: item.order)
     return {
         "id": entry.id,
         "title": entry.title,
@@ -71,7 +74,7 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
         "category": entry.category,
         "kind": entry.kind,
         "role": entry.role,
-        "count": len(finding.occurrences),
+        "count": finding.count,
         "ranks": finding.ranks,
         "root_cause": finding.root_cause,
         "first": _location(first, year)
@@ -81,7 +84,7 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
             "before": first.before,
             "after": first.after,
         },
-        "locations": [_location(item, year) for item in ordered[:MAX_LOCATIONS]],
+        "locations": [_location(item, year) for item in finding.locations],
     }
 
 
@@ -101,6 +104,8 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
                 "rank": item.rank,
                 "score": item.score,
                 "text": item.text,
+                "before": item.before,
+                "after": item.after,
             }
             for item in diagnosis.error_lines
         ],
@@ -108,6 +113,23 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
         "problems": diagnosis.problems,
     }
     return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _caret(code: int) -> str:
+    """How ``cat -v`` shows a control character: ^[ for ESC, ^? for DEL, M-^[ for CSI."""
+    if code >= 0x80:
+        return "M-" + _caret(code - 0x80)
+    return "^?" if code == 0x7F else "^" + chr(code + 0x40)
+
+
+# Every C0 control but tab, DEL and every C1 control: what a terminal would act on.
+_VISIBLE = {code: _caret(code) for code in [*range(0x20), *range(0x7F, 0xA0)] if code != 0x09}
+
+
+def visible(text: str) -> str:
+    """``text`` with the control characters a terminal acts on (escape sequences that
+    survive the ANSI stripping, such as ESC c, backspaces, bells) shown, not executed."""
+    return text.translate(_VISIBLE)
 
 
 def rank_ranges(ranks: list[str]) -> str:
@@ -155,21 +177,64 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year))
-    if diagnosis.error_lines:
+    out.extend(_error_lines_text(diagnosis))
+    return "\n".join(visible(line) for line in out)
+
+
+def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
+    """The most error-like lines, shown when no entry matched."""
+    if not diagnosis.error_lines:
+        return []
+    out = ["", "The most error-like lines (no entry matches them):"]
+    for item in diagnosis.error_lines:
+        rank = f" [rank {item.rank}]" if item.rank is not None else ""
+        out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    return out
+
+
+def run_text(diagnosis: Diagnosis, outcome: str) -> str:
+    """What ``failpedia run`` prints once the command has ended (``outcome`` says how):
+    every finding with its entry's quick answer, the one that started it first; or, when
+    none matched, the most error-like lines."""
+    total_lines = sum(item.lines for item in diagnosis.inputs)
+    count = len(diagnosis.findings)
+    if count:
+        out = [
+            f"failpedia: {count} known failure{'s' * (count != 1)} in the output "
+            f"({outcome}); the one that started it first."
+        ]
+    else:
+        lines = f"{total_lines:,} line{'s' * (total_lines != 1)}"
+        out = [f"failpedia: no known failure in the output ({lines}; {outcome})."]
+    for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
-        out.append("The most error-like lines (no entry matches them):")
-        for item in diagnosis.error_lines:
-            rank = f" [rank {item.rank}]" if item.rank is not None else ""
-            out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
-    return "\n".join(out)
+        out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
+    out.extend(_error_lines_text(diagnosis))
+    return "\n".join(visible(line) for line in out)
 
 
-def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _quick_answer(summary: str) -> list[str]:
+    """An entry's summary as terminal text: links reduced to their text, emphasis marks
+    dropped, wrapped under its finding."""
+    import textwrap  # only ``failpedia run`` prints summaries; diagnose's start-up is timed
+
+    text = _LINK.sub(r"\1", " ".join(summary.split())).replace("**", "")
+    return textwrap.wrap(text, 88, initial_indent="   ", subsequent_indent="   ")
+
+
+def _finding_text(
+    number: int, finding: Finding, year: int, quick_answer: bool = False
+) -> list[str]:
     first = finding.first
     assert first is not None
     entry = finding.entry
     role = "initiates the failure" if entry.role == "initiating" else "follows from another"
     lines = [f"{number}. {entry.title}", f"   {entry.id} ({role}): {finding.url}"]
+    if quick_answer and entry.summary:
+        lines.extend(_quick_answer(entry.summary))
     where = f"{first.file}:{first.line}"
     if first.rank is not None:
         where += f", rank {first.rank}"
@@ -183,7 +248,7 @@ def _finding_text(number: int, finding: Finding, year: int) -> list[str]:
     lines.append(f"   > {first.line:>{width}} | {first.text.rstrip()}")
     for offset, text in enumerate(first.after, start=1):
         lines.append(f"     {first.line + offset:>{width}} | {text}")
-    times = len(finding.occurrences)
+    times = finding.count
     ranks = finding.ranks
     if times > 1 or len(ranks) > 1:
         spread = f" on ranks {rank_ranges(ranks)}" if len(ranks) > 1 else ""

@@ -4,6 +4,10 @@
 everything that matches logs: the site's log page, ``failpedia diagnose`` from the wheel
 or from a checkout. This module reads and writes the format; it needs nothing else of
 ours, so reading an index costs ``diagnose`` no YAML, no models and no templates.
+
+Format 1 only ever gains fields, never loses or renames one: an entry's ``summary`` (the
+quick answer ``failpedia run`` prints) and the index's ``repo_url`` (where issue forms
+live) came later, and a reader takes their absence as empty.
 """
 
 from __future__ import annotations
@@ -38,11 +42,13 @@ class IndexedEntry(NamedTuple):
     causes: tuple[str, ...]
     caused_by: tuple[str, ...]
     patterns: tuple[IndexedPattern, ...]
+    summary: str = ""  # the quick answer (Markdown); absent from indexes built before it
 
 
 class SignatureIndex(NamedTuple):
     site_url: str
     entries: tuple[IndexedEntry, ...]
+    repo_url: str = ""  # where issues about the catalog go; empty when the site names none
 
     def url(self, entry: IndexedEntry) -> str:
         return self.site_url.rstrip("/") + "/" + entry.url if self.site_url else entry.url
@@ -53,8 +59,14 @@ def entry_url(category: str, entry_id: str) -> str:
     return f"{category}/{entry_id}/"
 
 
+# Characters that could start markup, written as JSON escapes: the values read back the
+# same, and the file holds nothing a browser or a page that embeds it reads as a tag.
+_MARKUP_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n"
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    return text.translate(_MARKUP_ESCAPES) + "\n"
 
 
 def parse_index(data: Any, origin: str) -> SignatureIndex:
@@ -75,12 +87,17 @@ def parse_index(data: Any, origin: str) -> SignatureIndex:
                     IndexedPattern(pattern["source"], tuple(pattern["literals"]))
                     for pattern in item["patterns"]
                 ),
+                summary=str(item.get("summary") or ""),
             )
             for item in data["entries"]
         )
     except (KeyError, TypeError) as error:
         raise IndexUnavailable(f"{origin}: malformed signature index ({error})") from None
-    return SignatureIndex(site_url=data.get("site_url") or "", entries=entries)
+    return SignatureIndex(
+        site_url=data.get("site_url") or "",
+        entries=entries,
+        repo_url=data.get("repo_url") or "",
+    )
 
 
 class IndexFile(NamedTuple):

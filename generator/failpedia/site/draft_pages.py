@@ -75,5 +75,5 @@ def render_drafts(
             problems=by_file[draft.display_path],
             body=body,
         )
-        pages.append(RenderedPage(draft.page_path, markdown))
+        pages.append(RenderedPage(draft.page_path, markdown, source=draft.display_path))
     return pages

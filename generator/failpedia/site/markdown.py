@@ -1,5 +1,13 @@
-"""Markdown filters for the page templates: text from entries placed safely in Markdown
-(code fences no backtick can close, table cells, link texts, front matter values)."""
+"""Filters for the page templates: text from entries (and from verification records)
+placed safely in Markdown and in the HTML the theme prints around it.
+
+Entry text is untrusted. Markdown fields passed ``catalog.markdown_check``, but where a
+filter flattens or cuts them (table cells, first sentences) code spans could lose their
+backticks and free the markup inside, so those filters escape every ``<`` outside code.
+Front matter values (titles, descriptions, search terms) go into the theme's HTML and
+the search index without escaping, so they are HTML-escaped here. Verbatim text is shown
+in ``<pre>`` blocks that no line of it can turn into a code fence.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,8 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any
+
+from failpedia.catalog.markdown_code import code_spans
 
 
 def _longest_run(text: str, char: str) -> int:
@@ -21,13 +31,19 @@ def fence(text: str, language: str = "text") -> str:
     return f"{marker}{language}\n{text.rstrip()}\n{marker}"
 
 
+# Backticks and tildes as character references: a line of ``` or ~~~ inside a <pre> block
+# would otherwise open a code fence in the page around it.
+_FENCE_CHARACTERS = str.maketrans({"`": "&#96;", "~": "&#126;"})
+
+
 def preformatted(text: str) -> str:
     """A plain ``<pre><code>`` block for verbatim text (signatures, diagrams).
 
     Emitted as HTML rather than a fenced block: these blocks need no highlighting, and
     running Pygments on every one of them was the largest single cost of a site build.
     """
-    return f"<pre><code>{html.escape(text.rstrip(), quote=False)}</code></pre>"
+    escaped = html.escape(text.rstrip(), quote=False).translate(_FENCE_CHARACTERS)
+    return f"<pre><code>{escaped}</code></pre>"
 
 
 def inline_code(text: str) -> str:
@@ -36,8 +52,32 @@ def inline_code(text: str) -> str:
     return f"{marker}{padding}{text}{padding}{marker}"
 
 
+def _escape_markup_outside_code(flat: str) -> str:
+    """``<`` as ``&lt;`` wherever it is not inside a code span of this one-line text (all of
+    them when the spans are uncertain): flattening must not turn code into markup."""
+    spans = code_spans(flat) or []
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces += [flat[position:start].replace("<", "&lt;"), flat[start:end]]
+        position = end
+    pieces.append(flat[position:].replace("<", "&lt;"))
+    return "".join(pieces)
+
+
 def table_cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """One line of Markdown for a table cell or a heading."""
+    return _escape_markup_outside_code(" ".join(text.split())).replace("|", "\\|")
+
+
+def page_text(text: str) -> str:
+    """Plain text for the theme's HTML (page title, meta description), escaped."""
+    return html.escape(" ".join(text.split()), quote=True)
+
+
+def plain(value: object) -> str:
+    """Text from a verification record as literal Markdown: no markup, link or code."""
+    escaped = html.escape(" ".join(str(value).split()), quote=False)
+    return re.sub(r"([\\`*_\[\]|])", r"\\\1", escaped)
 
 
 def link_text(text: str) -> str:
@@ -45,9 +85,17 @@ def link_text(text: str) -> str:
 
 
 def first_sentence(text: str) -> str:
+    """The text up to its first sentence end outside code: a cut inside a code span would
+    leave its backtick unpaired and free the markup it held."""
     flat = " ".join(text.split())
-    match = re.search(r"(?<=[.!?])\s", flat)
-    return flat[: match.start()] if match else flat
+    spans = iter(code_spans(flat) or [])
+    span = next(spans, None)
+    for match in re.finditer(r"(?<=[.!?])\s", flat):
+        while span is not None and span[1] <= match.start():
+            span = next(spans, None)
+        if span is None or match.start() < span[0]:
+            return flat[: match.start()]
+    return flat
 
 
 # Characters YAML reads as line breaks or a byte-order mark even inside a quoted string.
@@ -75,6 +123,8 @@ MARKDOWN_FILTERS: dict[str, Callable[..., Any]] = {
     "preformatted": preformatted,
     "inline_code": inline_code,
     "cell": table_cell,
+    "page_text": page_text,
+    "plain": plain,
     "link_text": link_text,
     "first_sentence": first_sentence,
     "front_matter": front_matter_value,

@@ -1,5 +1,6 @@
 """The mkdocs plugin, a thin adapter: load and check the catalog, render its pages and
-add them, with ``signatures.json``, to the build.
+add them, with ``signatures.json``, to the build; refuse a generated page whose HTML
+holds what no entry text may make (``page_guard``).
 
 Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
 so edits to entries and templates (both watched) show up without a restart. A build
@@ -11,6 +12,7 @@ rebuilds only the pages whose Markdown changed (``generated_pages``).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +33,7 @@ from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
 from failpedia.site.draft_pages import render_drafts
 from failpedia.site.generated_pages import page_files, remember_built
+from failpedia.site.page_guard import page_problem
 from failpedia.site.plugin_config import FailpediaConfig
 from failpedia.site.preview import blocking_problems, warn_in_terminal
 from failpedia.site.proof import load_proofs
@@ -61,6 +64,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
     def __init__(self) -> None:
         self.pages: list[RenderedPage] = []
         self.edit_urls: dict[str, str] = {}
+        self.generated: dict[str, RenderedPage] = {}
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
         self.previewing = False
@@ -72,9 +76,9 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
         self.settings = settings = settings_from_options(
-            root, dict(self.config), config.site_url, config.repo_url
+            root, dict(self.config), config.site_url, config.repo_url, config.docs_dir
         )
-        check = check_catalog(settings.entries_dir, settings.root)
+        check = check_catalog(settings.entries_dir, settings.root, settings.docs_dir)
         catalog = check.catalog
         proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
         problems = ProblemList([*check.problems, *record_problems])
@@ -83,7 +87,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         if blocking_problems(check, record_problems):
             raise _refusal(problems)
         warn_in_terminal(problems, check)
-        site_settings = SiteSettings(settings.edit_base)
+        site_settings = SiteSettings(settings.edit_base, settings.repo_url)
         site = render_site(catalog, settings.templates_dir, site_settings, proofs)
         drafts = (
             render_drafts(
@@ -103,13 +107,18 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         )
         self.pages = [*site.pages, *drafts]
         if self.config.nav_section:
-            pages = [{category.title: f"{category.id}/index.md"} for category in catalog.categories]
+            # The theme prints navigation titles as HTML.
+            pages = [
+                {html.escape(category.title): f"{category.id}/index.md"}
+                for category in catalog.categories
+            ]
             if not fill_nav_section(config.nav, self.config.nav_section, pages):
                 raise PluginError(
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
-        self.signature_index = dump_json(build_index(catalog, config.site_url))
+        self.generated = {page.path: page for page in self.pages}
+        self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
         return config
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
@@ -123,6 +132,21 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         # The log page matches pasted logs in the browser against this file.
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         return files
+
+    def on_page_content(
+        self, html: str, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        """Refuse a generated page whose HTML holds what no entry text may make."""
+        generated = self.generated.get(page.file.src_uri)
+        if generated is not None:
+            problem = page_problem(html)
+            if problem is not None:
+                where = generated.source or f"the generated page {generated.path}"
+                raise PluginError(
+                    f"{where}: its page's HTML holds {problem}, which entry text must not "
+                    "make; the page was not published"
+                )
+        return html
 
     def on_page_context(
         self, context: TemplateContext, page: Page, config: MkDocsConfig, nav: Navigation

@@ -6,6 +6,7 @@ pages can be written to disk and built by another engine.
 
 from __future__ import annotations
 
+import html
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import jinja2
 
 from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry, Link
+from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
 from failpedia.site.page_cache import page_key, reuse_or_render, templates_key
 from failpedia.site.proof import Proof, coverage, proof_for
@@ -30,6 +32,14 @@ class SiteSettings:
     """What pages need to know about the site they are part of."""
 
     edit_base: str | None = None  # e.g. https://github.com/org/repo/edit/main/
+    repo_url: str | None = None  # e.g. https://github.com/org/repo: where issues go
+
+    def wrong_entry_url(self, item: CatalogEntry) -> str | None:
+        """The "an entry is wrong" issue form, with the entry's id filled in."""
+        entry_id = item.entry.id
+        return new_issue_url(
+            self.repo_url, ENTRY_WRONG_FORM, f"{entry_id}: ", {ENTRY_FIELD: entry_id}
+        )
 
     def edit_url(self, item: CatalogEntry) -> str | None:
         """Where to edit the entry's YAML; entries outside the project have none."""
@@ -45,12 +55,18 @@ class RenderedPage:
     path: str
     markdown: str
     edit_url: str | None = None
+    source: str | None = None  # the entry file it shows, for problems with the page
 
 
 def search_terms(item: CatalogEntry) -> list[str]:
     """What the search index weighs most for an entry: the line of each signature that its
-    pattern matches, and the aliases."""
-    return [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+    pattern matches, and the aliases, HTML-escaped.
+
+    The theme copies these terms into the search index as they are and shows them as HTML
+    in search results; messages hold ``<class 'int'>`` and ``<lambda>``.
+    """
+    terms = [*item.signature_lines(), *(alias.text for alias in item.entry.aliases)]
+    return [html.escape(term, quote=False) for term in terms]
 
 
 def make_environment(templates_dir: Path) -> jinja2.Environment:
@@ -107,6 +123,7 @@ def render_entry_page(
     """One entry's page (``item`` need not be in ``catalog``: a draft's is rendered with
     the catalog around it), reused when nothing it shows changed; and whether it was."""
     edit_url = settings.edit_url(item)
+    wrong_entry_url = settings.wrong_entry_url(item)
     others = [other for other in catalog.in_category(item.entry.category) if other is not item]
     more = others[:MORE_IN_CATEGORY]
     category = catalog.category_by_id[item.entry.category]
@@ -116,6 +133,7 @@ def render_entry_page(
         item.source_key,
         item.display_path,
         edit_url,
+        wrong_entry_url,
         proof,
         category,
         [
@@ -142,14 +160,15 @@ def render_entry_page(
             more=more,
             more_count=len(others),
             edit_url=edit_url,
+            wrong_entry_url=wrong_entry_url,
             link=lambda target: relative_link(item.page_path, target.page_path),
             category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
         )
 
     if not item.source_key:  # not from the loader: nothing says when its files change
-        return RenderedPage(item.page_path, render(), edit_url), False
+        return RenderedPage(item.page_path, render(), edit_url, item.display_path), False
     markdown, reused = reuse_or_render(item.page_path, key, render)
-    return RenderedPage(item.page_path, markdown, edit_url), reused
+    return RenderedPage(item.page_path, markdown, edit_url, item.display_path), reused
 
 
 def render_site(

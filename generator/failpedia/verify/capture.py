@@ -5,6 +5,8 @@ Output is read by a thread into a bounded buffer (the first ``HEAD_BYTES`` and t
 ``TAIL_BYTES``; the total is counted), so a reproducer printing 100 MB costs no memory.
 Lines are read as ``failpedia diagnose`` and the log page read them
 (``signatures.line_rules``): ANSI colour removed, cut at ``\\r``, prefixes removed, capped.
+Credentials are scrubbed from the text first (``redact``), so neither the matched lines
+nor the excerpt can carry one into a record or onto a page.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 
 from failpedia.signatures.dialect import CompiledPattern
 from failpedia.signatures.line_rules import split_line, strip_ansi
+from failpedia.verify.redact import redact_secrets
 from failpedia.verify.results import MatchedLine
 
 HEAD_BYTES = 64 * 1024
@@ -81,13 +84,15 @@ class BoundedOutput:
 
 
 def clean_text(data: bytes) -> str:
-    """Decode output, strip ANSI escapes and turn ``\\r`` line breaks into ``\\n``."""
-    return _LINE_BREAK.sub("\n", strip_ansi(data.decode("utf-8", errors="replace")))
+    """Decode output, strip ANSI escapes and credentials, turn ``\\r`` breaks into ``\\n``."""
+    text = strip_ansi(data.decode("utf-8", errors="replace"))
+    return _LINE_BREAK.sub("\n", redact_secrets(text))
 
 
 def split_lines(data: bytes) -> list[str]:
-    """The text of every non-blank line segment, read by the shared log-line rules."""
-    text = data.decode("utf-8", errors="replace")
+    """The text of every non-blank line segment, read by the shared log-line rules, with
+    credentials scrubbed."""
+    text = redact_secrets(data.decode("utf-8", errors="replace"))
     return [segment.text for line in text.split("\n") for segment in split_line(line)]
 
 

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -155,16 +155,21 @@ def _fallback(error: str) -> dict[str, Any]:
 
 
 def gather(
-    packages: Iterable[str] = (), *, python: str = sys.executable, timeout: float = TIMEOUT_SECONDS
+    packages: Iterable[str] = (),
+    *,
+    python: str = sys.executable,
+    timeout: float = TIMEOUT_SECONDS,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Fingerprint the environment reproducers run in; never raises."""
+    """Fingerprint the environment reproducers run in (or, given ``environ``, the one those
+    variables make: a training run's, for ``failpedia report``); never raises."""
     names = sorted(set(packages))
     folder = tempfile.mkdtemp(prefix="failpedia-fingerprint-")
     try:
         result = subprocess.run(
             [python, "-c", SNIPPET, json.dumps(names), json.dumps(TORCH_DEFAULTS)],
             cwd=folder,
-            env=clean_environment(folder),
+            env=clean_environment(folder) if environ is None else dict(environ),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

@@ -1,10 +1,11 @@
-"""Stop every process a reproducer started, and none other.
+"""The runner's last resort against processes an uncontained run leaves behind.
 
-On a time limit the whole tree is stopped (SIGTERM to the process group, a grace period,
-SIGKILL), including descendants that left the group with ``setsid``; they are found by
-walking ``/proc/<pid>/task/*/children`` while the reproducer runs and by looking for
-processes still holding the output pipe. The same cleanup runs after a reproducer exits
-normally, so a forked child cannot outlive it.
+Without a sandbox, the launcher (``launcher``) keeps every descendant of a reproducer
+and stops them all, unless the reproducer kills the launcher first. Then what is left is
+found here: the launcher's process group, descendants seen while walking
+``/proc/<pid>/task/*/children`` during the run, and processes still holding the output
+pipe; they are stopped with SIGTERM, a grace period and SIGKILL. (In the sandbox nothing
+is needed: its PID namespace dies with the run.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -57,7 +57,7 @@ class ProcessTree:
 
     def __init__(self, pid: int, pipe_inode: int | None) -> None:
         self.pid = pid
-        self.pgid = pid  # start_new_session makes the child its own group leader
+        self.pgid = pid  # the launcher calls setsid: it leads its own group
         self.pipe_inode = pipe_inode
         self.known: dict[int, int] = {}
 
@@ -86,7 +86,8 @@ class ProcessTree:
 
         A descendant that left the group with ``setsid`` after its parent exited can no
         longer be found from the tree, but still holds the inherited stdout. Direct
-        children of the runner are other reproducers between fork and exec, never ours.
+        children of the runner are launchers between fork and exec (other runs' among
+        them), never what is left of this run.
         """
         if not _IS_LINUX or self.pipe_inode is None:
             return
@@ -151,25 +152,23 @@ class ProcessTree:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
 
-    def kill(self, process: subprocess.Popen[bytes], grace: float) -> str | None:
-        """Stop the whole tree: SIGTERM, up to ``grace`` seconds, then SIGKILL.
+    def stop(self, grace: float) -> str | None:
+        """Stop everything found: SIGTERM, up to ``grace`` seconds, then SIGKILL.
 
         Returns the name of the last signal sent, or None when nothing was left.
         """
         self.scan()
         self.scan_pipe_holders()
-        if process.poll() is not None and not self.anything_alive():
+        if not self.anything_alive():
             return None
         self.signal_all(signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
-            process.poll()
-            if process.returncode is not None and not self.anything_alive():
+            if not self.anything_alive():
                 return "SIGTERM"
             time.sleep(0.05)
         self.signal_all(signal.SIGKILL)
-        process.wait()
-        deadline = time.monotonic() + grace
+        deadline = time.monotonic() + max(grace, 1.0)
         while self.anything_alive() and time.monotonic() < deadline:
             time.sleep(0.05)
         return "SIGKILL"

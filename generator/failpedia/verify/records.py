@@ -9,14 +9,21 @@ environment and leaves the others alone. Files are written atomically (a tempora
 in the same folder, flushed and fsynced, then ``os.replace``), so a reader never sees a
 half-written record. Skipped results prove nothing and are never written. Records are
 never hand-edited.
+
+Several ``failpedia verify`` processes may store results in the same record (parallel
+runs, machines sharing a checkout): each read-modify-write holds an exclusive ``flock`` on
+``.<id>.json.lock`` beside the record, so no update is lost. The lock file is removed when
+released; a writer that locked a file already removed tries again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +64,34 @@ def _write_atomically(path: Path, text: str) -> None:
             os.close(directory)
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``.<name>.lock`` beside ``path`` for the ``with`` block."""
+    lock = path.with_name(f".{path.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            held = os.fstat(descriptor)
+            try:
+                current = os.stat(lock)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(descriptor)  # the holder before us removed this file: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # while still held, so no one locks a file about to vanish
+        os.close(descriptor)
+
+
 def update_record(
     folder: Path, result: VerificationResult | dict[str, Any], environment: dict[str, Any]
 ) -> tuple[Path | None, str | None]:
@@ -71,7 +106,14 @@ def update_record(
         return None, None
     entry_id = data["entry"]
     data["environment"] = environment
-    key = environment.get("key")
+    path = record_path(folder, entry_id)
+    with _locked(path):
+        return path, _merge_and_write(folder, entry_id, data)
+
+
+def _merge_and_write(folder: Path, entry_id: str, data: dict[str, Any]) -> str | None:
+    """Add ``data`` to the record of ``entry_id`` (under the record's lock); the problem."""
+    key = environment_key(data)
     record, problem = load_record(folder, entry_id)
     if problem is not None:
         problem += "; replaced by a new record"
@@ -84,6 +126,5 @@ def update_record(
         kept.append(existing)
     results = sorted([*kept, data], key=lambda item: environment_key(item) or "")
     text = json.dumps({"entry": entry_id, "results": results}, indent=2, ensure_ascii=False)
-    path = record_path(folder, entry_id)
-    _write_atomically(path, text + "\n")
-    return path, problem
+    _write_atomically(record_path(folder, entry_id), text + "\n")
+    return problem

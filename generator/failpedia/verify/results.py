@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
+
 PROVED = "proved"
 NOT_REPRODUCED = "not-reproduced"
 FIX_FAILED = "fix-failed"
@@ -33,6 +35,9 @@ TIMED_OUT = "timed-out"
 HARNESS_ERROR = "harness-error"
 SKIPPED = "skipped"
 VERDICTS = (PROVED, NOT_REPRODUCED, FIX_FAILED, TIMED_OUT, HARNESS_ERROR, SKIPPED)
+# Records come with pull requests too: read as regular files inside the records folder,
+# of at most this size (a record keeps one output excerpt per environment).
+MAX_RECORD_BYTES = 8_000_000
 # Verdicts that leave a run successful; every other one fails it.
 PASSING_VERDICTS = frozenset({PROVED, SKIPPED})
 
@@ -51,7 +56,7 @@ class ModeResult:
 
     mode: str
     args: list[str]
-    exit_code: int | None  # None when killed by a signal
+    exit_code: int | None  # None when killed by a signal, or when its launcher was killed
     signal: str | None  # e.g. "SIGSEGV", or the signal the runner stopped it with
     seconds: float
     timed_out: bool
@@ -123,10 +128,10 @@ def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str
     """
     path = record_path(folder, entry_id)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_bounded(path, within=Path(folder), limit=MAX_RECORD_BYTES).decode("utf-8")
+    except RefusedFile as refused:
+        return None, None if refused.missing else f"{path}: {refused.message}"
+    except UnicodeDecodeError as error:
         return None, f"{path}: cannot read the record: {error}"
     try:
         data = json.loads(text)

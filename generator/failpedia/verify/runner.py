@@ -3,22 +3,24 @@
 The reproducer contract: ``python repro.py`` prints a line matched by one of the entry's
 signature patterns; ``python repro.py --fixed`` exits 0 and prints no such line.
 
-Each mode runs in a fresh subprocess, in its own process group and its own temporary
-working folder (removed afterwards), with a clean environment (``environment``), no
-stdin, stdout and stderr merged into one pipe (``capture``), and the entry's time
-limit; every process it started is stopped with it (``reaper``). The verdicts are
-described in ``results``.
+Each mode runs contained where the machine allows (``sandbox``: bubblewrap), else with
+what holds without it, and always through the launcher (``launcher``), started with a
+clean environment (``environment``) and no stdin; stdout and stderr are merged into one
+pipe (``capture``, which scrubs credentials). The launcher reports the reproducer's exit
+on a status pipe and stops every process of the run when the runner closes the lifeline
+pipe (the time limit, an interruption) or dies; the sandbox, or for an uncontained run
+the reaper (``reaper``), stops whatever is left. The verdicts are described in
+``results``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -26,10 +28,11 @@ from pathlib import Path
 
 from failpedia.catalog.catalog import CatalogEntry
 from failpedia.signatures.dialect import CompiledPattern
+from failpedia.verify import sandbox
 from failpedia.verify.capture import BoundedOutput, OutputReader, match_lines
 from failpedia.verify.environment import (
+    GPU_DEVICES,
     Capabilities,
-    clean_environment,
     skip_reason,
     skipped_result,
 )
@@ -48,7 +51,10 @@ from failpedia.verify.results import (
 FIXED_FLAG = "--fixed"
 KILL_GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL when a reproducer runs too long
 LEFTOVER_GRACE_SECONDS = 1.0  # the same, for processes left behind by one that exited
+LAUNCHER_SECONDS = 7.0  # how long the launcher may take to stop everything, beyond grace
 READER_JOIN_SECONDS = 2.0  # how long output may still drain once everything is killed
+STATUS_LINE_BYTES = 256
+LAUNCHER_SOURCE = Path(__file__).with_name("launcher.py").read_text(encoding="utf-8")
 
 
 class HarnessError(Exception):
@@ -64,6 +70,63 @@ class Capture:
     cancelled: bool = False
 
 
+class LauncherReport:
+    """What the launcher said on its status pipe: ``started``, the exit, ``stopped``."""
+
+    def __init__(self, descriptor: int) -> None:
+        self.descriptor = descriptor
+        self.pending = b""
+        self.closed = False
+        self.started: int | None = None
+        self.status: tuple[str, int] | None = None  # ("exit", code) or ("signal", number)
+        self.ended_at: float | None = None
+        self.stopped: str | None = None
+
+    def read(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for news and take in every complete line."""
+        if self.closed:
+            return
+        ready, _, _ = select.select([self.descriptor], [], [], max(seconds, 0.0))
+        if not ready:
+            return
+        try:
+            chunk = os.read(self.descriptor, 4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.closed = True
+            return
+        *lines, self.pending = (self.pending + chunk).split(b"\n")
+        self.pending = self.pending[-STATUS_LINE_BYTES:]
+        for line in lines:
+            self._take(line.decode("ascii", errors="replace").split())
+
+    def _take(self, words: list[str]) -> None:
+        if len(words) != 2:
+            return
+        kind, value = words
+        if kind == "started" and value.isdigit() and self.started is None:
+            self.started = int(value)
+        elif kind in ("exit", "signal") and self.status is None:
+            with contextlib.suppress(ValueError):
+                self.status = (kind, int(value))
+                self.ended_at = time.monotonic()
+        elif kind == "stopped" and value in ("SIGTERM", "SIGKILL"):
+            self.stopped = value
+
+    def wait_closed(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.closed and (remaining := deadline - time.monotonic()) > 0:
+            self.read(remaining)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def run_mode(
     script: Path,
     args: list[str],
@@ -73,20 +136,45 @@ def run_mode(
     mode: str = "broken",
     cancel: threading.Event | None = None,
     python: str = sys.executable,
+    containment: sandbox.Containment | None = None,
+    limits: sandbox.Limits = sandbox.DEFAULT_LIMITS,
+    network: bool = False,
+    device: str = "cpu",
 ) -> Capture:
-    """Run ``python script *args`` once in a fresh folder and capture bounded output.
+    """Run ``python script *args`` once, contained where possible, and capture bounded
+    output. ``containment`` defaults to what ``sandbox.detect`` finds for ``python``.
 
-    Raises ``HarnessError`` when the interpreter cannot be started.
+    Raises ``HarnessError`` when the reproducer's launcher cannot be started.
     """
-    folder = tempfile.mkdtemp(prefix="failpedia-verify-")
-    try:
-        return _run_in(folder, script, args, timeout, patterns, mode, cancel, python)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    if containment is None:
+        containment = sandbox.detect(python)
+    with sandbox.prepared(
+        containment,
+        python=python,
+        entry_folder=script.parent,
+        network=network,
+        gpu=device in GPU_DEVICES,
+        limits=limits,
+    ) as place:
+        return _run_in(place, script, args, timeout, patterns, mode, cancel, python, limits)
+
+
+def _launcher_command(
+    place: sandbox.Place, python: str, status: int, lifeline: int, limits: sandbox.Limits
+) -> list[str]:
+    command = [*place.prefix, python, "-I", "-S", "-c", LAUNCHER_SOURCE]
+    command += ["--status", str(status), "--lifeline", str(lifeline)]
+    command += ["--grace", str(KILL_GRACE_SECONDS)]
+    command += ["--leftover-grace", str(LEFTOVER_GRACE_SECONDS)]
+    if place.contained:
+        command += ["--pid-namespace", "--max-processes", str(limits.processes)]
+    else:
+        command.append("--detach")
+    return command
 
 
 def _run_in(
-    folder: str,
+    place: sandbox.Place,
     script: Path,
     args: list[str],
     timeout: float,
@@ -94,31 +182,41 @@ def _run_in(
     mode: str,
     cancel: threading.Event | None,
     python: str,
+    limits: sandbox.Limits,
 ) -> Capture:
+    status_read, status_write = os.pipe()
+    lifeline_read, lifeline_write = os.pipe()
+    command = _launcher_command(place, python, status_write, lifeline_read, limits)
+    command += ["--", python, str(script), *args]
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            [python, str(script), *args],
-            cwd=folder,
-            env=clean_environment(folder),
+            command,
+            cwd=place.cwd,
+            env=place.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=(status_write, lifeline_read),
         )
     except OSError as error:
-        raise HarnessError(f"cannot start {python}: {error.strerror or error}") from error
+        for descriptor in (status_read, lifeline_write):
+            os.close(descriptor)
+        raise HarnessError(f"cannot start {command[0]}: {error.strerror or error}") from error
+    finally:
+        os.close(status_write)
+        os.close(lifeline_read)
     assert process.stdout is not None
     fd = process.stdout.fileno()
     output = BoundedOutput()
     reader = OutputReader(fd, output)
     reader.start()
-    tree = ProcessTree(process.pid, os.fstat(fd).st_ino)
+    report = LauncherReport(status_read)
+    tree: ProcessTree | None = None
     timed_out = cancelled = False
-    killed_with: str | None = None
     try:
-        interval = 0.01
-        while process.poll() is None:
+        while not report.closed and report.status is None:
             elapsed = time.monotonic() - started
             if elapsed >= timeout:
                 timed_out = True
@@ -126,33 +224,37 @@ def _run_in(
             if cancel is not None and cancel.is_set():
                 cancelled = True
                 break
-            tree.scan()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(min(interval, timeout - elapsed))
-            interval = min(interval * 2, 0.2)
-        seconds = time.monotonic() - started
-        if timed_out or cancelled:
-            killed_with = tree.kill(process, KILL_GRACE_SECONDS)
-        else:
-            tree.kill(process, LEFTOVER_GRACE_SECONDS)
-    except BaseException:
-        tree.kill(process, 0.0)
-        raise
+            report.read(min(0.1, timeout - elapsed))
+            if tree is None and report.started is not None and not place.contained:
+                tree = ProcessTree(report.started, os.fstat(fd).st_ino)
+            if tree is not None:
+                tree.scan()
+        seconds = (report.ended_at or time.monotonic()) - started
+        os.close(lifeline_write)  # the launcher stops what is left of the run
+        lifeline_write = -1
+        grace = KILL_GRACE_SECONDS if timed_out or cancelled else LEFTOVER_GRACE_SECONDS
+        report.wait_closed(grace + LAUNCHER_SECONDS)
     finally:
+        if lifeline_write >= 0:
+            os.close(lifeline_write)
+        _stop_what_is_left(process, tree)
         reader.finish(READER_JOIN_SECONDS)
         if not reader.is_alive():
             process.stdout.close()
-    code = process.returncode
+        os.close(status_read)
+    if report.started is None and not (timed_out or cancelled):
+        lines = output.excerpt().strip().splitlines() or [f"exit status {process.returncode}"]
+        raise HarnessError(f"the reproducer's launcher did not start: {lines[0][:300]}")
+    exit_code: int | None = None
     signal_name: str | None = None
-    exit_code: int | None = code
-    if code is not None and code < 0:
-        exit_code = None
-        try:
-            signal_name = signal.Signals(-code).name
-        except ValueError:
-            signal_name = f"signal {-code}"
+    if report.status is not None:
+        kind, number = report.status
+        if kind == "exit":
+            exit_code = number
+        else:
+            signal_name = _signal_name(number)
     if timed_out or cancelled:
-        signal_name = killed_with or signal_name
+        signal_name = report.stopped or signal_name or "SIGKILL"
     result = ModeResult(
         mode=mode,
         args=list(args),
@@ -167,9 +269,23 @@ def _run_in(
     return Capture(result, output, cancelled)
 
 
+def _stop_what_is_left(process: subprocess.Popen[bytes], tree: ProcessTree | None) -> None:
+    """The launcher stops the run; this makes sure. Killing bubblewrap ends its sandbox;
+    without one, the reaper looks for what the launcher may have left."""
+    try:
+        process.wait(1.0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if tree is not None:
+        tree.stop(LEFTOVER_GRACE_SECONDS)
+
+
 def _describe_exit(mode: ModeResult) -> str:
     if mode.signal is not None:
         return f"was killed by {mode.signal}"
+    if mode.exit_code is None:
+        return "ended without an exit status: its launcher was killed"
     return f"exited {mode.exit_code}"
 
 
@@ -179,8 +295,10 @@ def verify_entry(
     *,
     cancel: threading.Event | None = None,
     python: str = sys.executable,
+    containment: sandbox.Containment | None = None,
 ) -> VerificationResult:
-    """Run the entry's reproducer broken and fixed (unless skipped) and give the verdict."""
+    """Run the entry's reproducer broken and fixed (unless skipped) and give the verdict,
+    contained as ``containment`` allows (by default, what ``sandbox.detect`` finds)."""
     reason = skip_reason(item, capabilities)
     if reason is not None:
         return skipped_result(item, reason)
@@ -198,10 +316,23 @@ def verify_entry(
         result.reason = f"reproducer {reproducer.script} not found in {item.folder}"
         return result
     limit = reproducer.timeout
-    try:
-        broken = run_mode(
-            script, [], limit, item.patterns, mode="broken", cancel=cancel, python=python
+
+    def run(mode: str, args: list[str]) -> Capture:
+        return run_mode(
+            script,
+            args,
+            limit,
+            item.patterns,
+            mode=mode,
+            cancel=cancel,
+            python=python,
+            containment=containment,
+            network=reproducer.network,
+            device=reproducer.device,
         )
+
+    try:
+        broken = run("broken", [])
     except HarnessError as error:
         result.reason = str(error)
         return result
@@ -223,9 +354,7 @@ def verify_entry(
         )
         return result
     try:
-        fixed = run_mode(
-            script, [FIXED_FLAG], limit, item.patterns, mode="fixed", cancel=cancel, python=python
-        )
+        fixed = run("fixed", [FIXED_FLAG])
     except HarnessError as error:
         result.reason = str(error)
         return result

@@ -1,0 +1,152 @@
+"""``failpedia run -- CMD ...``: run a training command, its output passed through live
+and diagnosed as it streams; the diagnosis follows on stderr when it ends.
+
+The exit status is the command's (128 + n when signal n killed it; 127 when it could not
+be found, 126 when it could not be run; 2 for our own bad usage, found before it starts).
+Nothing of the diagnosis may hurt the run: should matching fail, the output still passes
+through and the failure is reported at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+
+from failpedia.cli import index_source
+from failpedia.cli.passthrough import Outcome, run_passing_through
+from failpedia.diagnose.findings import Diagnosis
+from failpedia.diagnose.live import LiveDiagnosis
+from failpedia.diagnose.output import diagnosis_json, run_text
+from failpedia.signatures.index_format import IndexUnavailable
+
+STREAM_NAMES = ("stdout", "stderr")
+
+
+class _Watch:
+    """Feeds the live diagnosis; if it ever fails, it stops and says why at the end."""
+
+    def __init__(self, live: LiveDiagnosis) -> None:
+        self.live: LiveDiagnosis | None = live
+        self.error: str | None = None
+
+    def __call__(self, stream: int, data: bytes) -> None:
+        if self.live is None:
+            return
+        try:
+            self.live.feed(stream, data)
+        except Exception as error:  # noqa: BLE001 - the run must go on whatever happens
+            self.live, self.error = None, f"{type(error).__name__}: {error}"
+
+    def finish(self) -> Diagnosis | None:
+        if self.live is None:
+            return None
+        try:
+            return self.live.finish()
+        except Exception as error:  # noqa: BLE001 - reported, never a traceback
+            self.error = f"{type(error).__name__}: {error}"
+            return None
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    return command
+
+
+def _check_json_target(path: Path) -> str | None:
+    """Why ``--json`` cannot be written there, found before the command runs; or None."""
+    folder = path.parent
+    if not folder.is_dir():
+        return f"--json {path}: no folder {folder}"
+    if path.is_dir():
+        return f"--json {path}: is a folder"
+    if not os.access(folder, os.W_OK):
+        return f"--json {path}: cannot write in {folder}"
+    return None
+
+
+def _outcome_text(status: int) -> str:
+    if status > 128 and status - 128 in signal.valid_signals():
+        name = signal.Signals(status - 128).name
+        return f"it was killed by {name}, exit status {status}"
+    return f"it exited with status {status}"
+
+
+def _write_json(path: Path, text: str) -> str | None:
+    """Write the file whole or not at all; why it failed, or None."""
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+        os.replace(temporary, path)
+    except OSError as error:
+        return f"--json {path}: cannot write: {error.strerror or error}"
+    return None
+
+
+def _separator(outcome: Outcome) -> str:
+    """A blank line before the diagnosis, and first a line end where the output left the
+    cursor mid-line, so the diagnosis starts on a line of its own."""
+    stderr_last = outcome.last_bytes[1]
+    if stderr_last not in (b"", b"\n"):
+        return "\n\n"
+    stdout_last = outcome.last_bytes[0]
+    if outcome.last_stream == 0 and os.isatty(1) and stdout_last not in (b"", b"\n"):
+        return "\n\n"
+    return "\n"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = _command(args)
+    if not command:
+        print("failpedia run: give the command to run after --", file=sys.stderr)
+        return 2
+    json_path = Path(args.json) if args.json else None
+    if json_path is not None:
+        problem = _check_json_target(json_path)
+        if problem:
+            print(f"failpedia run: {problem}", file=sys.stderr)
+            return 2
+    try:
+        index = index_source.open_index(
+            Path(args.index) if args.index else None, Path(args.entries) if args.entries else None
+        )
+        live = LiveDiagnosis(index, STREAM_NAMES, context=args.context, engine_name=args.engine)
+    except IndexUnavailable as error:
+        print(f"failpedia run: {error}", file=sys.stderr)
+        return 2
+    watch = _Watch(live)
+    try:
+        outcome = run_passing_through(command, watch)
+    except OSError as error:
+        reason = error.strerror or error
+        print(f"failpedia run: cannot run {command[0]!r}: {reason}", file=sys.stderr)
+        return 127 if isinstance(error, FileNotFoundError) else 126
+    diagnosis = watch.finish()
+    sys.stdout.flush()
+    report = [_separator(outcome)]
+    if diagnosis is None:
+        report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
+    else:
+        for warning in diagnosis.warnings:
+            report.append(f"warning: {warning}\n")
+        report.append(run_text(diagnosis, _outcome_text(outcome.exit_status)))
+        if not diagnosis.findings and outcome.exit_status != 0:
+            report.append(
+                "\n\nNo entry knows this failure yet. Keep the output "
+                "(`failpedia run -- CMD 2>&1 | tee train.log`), then `failpedia report "
+                "train.log` writes an issue body for it, with your environment."
+            )
+        if json_path is not None:
+            problem = _write_json(json_path, diagnosis_json(diagnosis))
+            if problem:
+                report.append(f"\nfailpedia run: {problem}")
+    with suppress(OSError):  # stderr is gone: the exit status still tells
+        print("".join(report), file=sys.stderr, flush=True)
+    return outcome.exit_status

@@ -1,0 +1,239 @@
+"""The exact pass over candidate lines, and what it adds up to: one ``Tally`` per diagnosis.
+
+``Matchers`` are the probes of a diagnosis (every signature pattern, torchrun's root-cause
+marker, and the error-like keywords where wanted) with the engine that finds them. A
+``Tally`` takes each candidate line the engine reports, from whichever input, and keeps
+the findings (one per entry, every occurrence), the ranks torchrun named as the root
+cause, and the most error-like lines with their context; ``diagnosis`` orders it all.
+``failpedia diagnose`` (files, ``diagnosis``) and ``failpedia run`` (a command's output
+as it streams, ``live``) feed the same tally, so they find the same things the same way.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+
+from failpedia.diagnose.candidates import LineHit
+from failpedia.diagnose.coarse import Engine, Probe, make_engine
+from failpedia.diagnose.exact import ExactPattern
+from failpedia.diagnose.findings import (
+    Diagnosis,
+    ErrorLine,
+    Finding,
+    InputSummary,
+    Occurrence,
+    RootCause,
+)
+from failpedia.diagnose.ordering import assumed_year_of, order_findings
+from failpedia.diagnose.sources import LogInput
+from failpedia.signatures.index_format import SignatureIndex
+from failpedia.signatures.line_rules import (
+    BLANK,
+    ERROR_LIKE,
+    MAX_ERROR_LINES,
+    ROOT_CAUSE_END,
+    ROOT_CAUSE_MARKER,
+    ROOT_CAUSE_RANK,
+    Segment,
+    display_text,
+    parse_segment,
+    split_line,
+)
+
+_ROOT_RANK = re.compile(ROOT_CAUSE_RANK, re.ASCII)
+_ROOT_END = re.compile(ROOT_CAUSE_END, re.ASCII)
+# Part of the name under which an index file's compiled probes are cached: change it
+# whenever Matchers changes which probes it makes of an index, or in which order.
+_PROBE_FORM = "probes-1"
+
+
+class Matchers:
+    """The probes of one run: every signature pattern, then the internal ones."""
+
+    def __init__(
+        self,
+        index: SignatureIndex,
+        with_error_like: bool,
+        engine_name: str | None,
+        digest: str | None = None,
+        engine: Engine | None = None,
+    ) -> None:
+        # Each pattern is compiled for the exact check the first time its probe fires: a
+        # log touches few of them, and compiling thousands up front costs seconds.
+        self.pattern_of: list[tuple[int, str]] = []
+        self._compiled: dict[int, ExactPattern] = {}
+        probes: list[Probe] = []
+        for entry_index, entry in enumerate(index.entries):
+            for pattern in entry.patterns:
+                probes.append(Probe(pattern.canonical, pattern.literals))
+                self.pattern_of.append((entry_index, pattern.canonical))
+        self.root_probe = len(probes)
+        probes.append(Probe(None, (ROOT_CAUSE_MARKER,)))
+        self.error_probes: set[int] = set()
+        if with_error_like:
+            for _, literals, _ in ERROR_LIKE:
+                self.error_probes.add(len(probes))
+                probes.append(Probe(None, tuple(literals)))
+        self.warning: str | None = None
+        if engine is None:
+            engine, self.warning = make_engine(
+                probes, engine_name, probe_identity(digest, with_error_like)
+            )
+        self.engine: Engine = engine
+
+    def exact(self, probe: int) -> ExactPattern:
+        compiled = self._compiled.get(probe)
+        if compiled is None:
+            compiled = self._compiled[probe] = ExactPattern(self.pattern_of[probe][1])
+        return compiled
+
+
+def probe_identity(digest: str | None, with_error_like: bool) -> str | None:
+    """What names the probes ``Matchers`` makes of the index file with ``digest``, so that
+    their compiled form is found in the cache before the file is parsed."""
+    if digest is None:
+        return None
+    return "\0".join(
+        [_PROBE_FORM, digest, str(with_error_like), ROOT_CAUSE_MARKER, repr(ERROR_LIKE)]
+    )
+
+
+class Tally:
+    """What the candidate lines of every input add up to, as they are checked.
+
+    ``source`` numbers the input a line comes from; ``arrival`` orders lines of different
+    inputs that were read at the same time (a command's stdout and stderr) by when they
+    came, and is 0 where inputs are read one after another."""
+
+    def __init__(self, index: SignatureIndex, matchers: Matchers, context: int) -> None:
+        self.index, self.matchers, self.context = index, matchers, context
+        self.findings: dict[int, Finding] = {}
+        self.root = RootCause()
+        self._scorers = [(score, re.compile(source, re.ASCII)) for score, _, source in ERROR_LIKE]
+        self._errors: list[tuple[int, tuple[int, ...], ErrorLine]] = []  # a min-heap
+
+    @property
+    def has_error_lines(self) -> bool:
+        return bool(self._errors)
+
+    def add(self, hit: LineHit, source: int, log: LogInput, arrival: int = 0) -> None:
+        """Check one candidate line against everything its probes stand for."""
+        matchers = self.matchers
+        if matchers.root_probe in hit.probes:
+            self._read_root_cause(hit, source)
+        if matchers.error_probes & hit.probes:
+            self.add_error_lines(hit, source, log, arrival)
+        self._match(hit, source, log, arrival)
+
+    def add_error_lines(self, hit: LineHit, source: int, log: LogInput, arrival: int = 0) -> None:
+        """Keep the line's error-like segments among the ``MAX_ERROR_LINES`` most
+        error-like seen so far (the highest score, then the latest). Once something is
+        found they are not needed: a diagnosis with findings shows none."""
+        if self.findings:
+            return
+        context = self.context
+        for number, segment in enumerate(split_line(hit.text)):
+            score = max(
+                (value for value, regex in self._scorers if regex.search(segment.text)), default=0
+            )
+            if not score:
+                continue
+            order = (arrival, source, hit.line_no, number)
+            if len(self._errors) >= MAX_ERROR_LINES and (score, order) <= self._errors[0][:2]:
+                continue
+            item = ErrorLine(
+                score,
+                order,
+                log.name,
+                hit.line_no,
+                segment.rank if segment.rank is not None else log.rank,
+                segment.text.strip(BLANK),
+                _context(hit.before[-context:] if context else []),
+                _context(hit.after[:context] if context else []),
+            )
+            if len(self._errors) < MAX_ERROR_LINES:
+                heapq.heappush(self._errors, (score, order, item))
+            else:
+                heapq.heapreplace(self._errors, (score, order, item))
+
+    def diagnosis(
+        self,
+        engine: str,
+        inputs: list[InputSummary],
+        warnings: list[str],
+        problems: list[str],
+    ) -> Diagnosis:
+        """The findings, the one that started it first; error-like lines only if none."""
+        findings = list(self.findings.values())
+        assumed_year = assumed_year_of(findings)
+        ordered = order_findings(findings, self.index, self.root, assumed_year)
+        error_lines = sorted((item for _, _, item in self._errors), key=lambda item: item.order)
+        return Diagnosis(
+            engine,
+            inputs,
+            ordered,
+            error_lines if not ordered else [],
+            assumed_year,
+            warnings,
+            problems,
+        )
+
+    def _match(self, hit: LineHit, source: int, log: LogInput, arrival: int) -> None:
+        matchers = self.matchers
+        by_entry: dict[int, list[ExactPattern]] = {}
+        for probe in hit.probes:
+            if probe < len(matchers.pattern_of):
+                entry_index = matchers.pattern_of[probe][0]
+                by_entry.setdefault(entry_index, []).append(matchers.exact(probe))
+        if not by_entry:
+            return
+        context = self.context
+        segments: list[Segment] = split_line(hit.text)
+        for entry_index in sorted(by_entry):
+            for number, segment in enumerate(segments):
+                span = next(
+                    (
+                        found
+                        for exact in by_entry[entry_index]
+                        if (found := exact.search(segment.text))
+                    ),
+                    None,
+                )
+                if span is None:
+                    continue
+                entry = self.index.entries[entry_index]
+                finding = self.findings.get(entry_index)
+                if finding is None:
+                    finding = self.findings[entry_index] = Finding(entry, self.index.url(entry))
+                finding.add(
+                    Occurrence(
+                        source,
+                        log.name,
+                        hit.line_no,
+                        number,
+                        segment.rank if segment.rank is not None else log.rank,
+                        segment.time,
+                        segment.text,
+                        span,
+                        hit.before[-context:] if context else [],
+                        hit.after[:context],
+                        arrival,
+                    ),
+                    (source, hit.line_no) in self.root.blocks,
+                )
+
+    def _read_root_cause(self, hit: LineHit, source: int) -> None:
+        """Read the rank named in a "Root Cause (first observed failure)" block."""
+        for offset, line in enumerate(hit.after, start=1):
+            text = parse_segment(display_text(line)).text
+            self.root.blocks.add((source, hit.line_no + offset))
+            if _ROOT_END.match(text):
+                break
+            match = _ROOT_RANK.match(text)
+            if match:
+                self.root.ranks.update(rank for rank in match.groups() if rank is not None)
+
+
+def _context(lines: list[str]) -> list[str]:
+    return [display_text(line) for line in lines]

@@ -1,0 +1,463 @@
+"""``failpedia run -- CMD``: the command's output passes through unchanged, its exit status
+comes back, signals reach its process group, and the diagnosis follows on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import tty
+from pathlib import Path
+
+import pytest
+import yaml
+from diagnose_helpers import corpus_logs, diagnose_json, essence
+from sitebuild import REPO
+
+CLI = [sys.executable, "-m", "failpedia.cli"]
+CORPUS = REPO / "tests" / "diagnose_corpus"
+
+
+def run(*args: str, timeout: float = 120, **options: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*CLI, "run", *args],
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def python(script: str) -> list[str]:
+    """A command running ``script`` in a fresh interpreter."""
+    return [sys.executable, "-c", textwrap.dedent(script)]
+
+
+def summary_words(entry: str) -> str:
+    """The first words of an entry's quick answer, whitespace collapsed."""
+    [path] = (REPO / "entries").glob(f"*/{entry}/entry.yaml")
+    summary = yaml.safe_load(path.read_text(encoding="utf-8"))["summary"]
+    return " ".join(summary.split()[:12])
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+STDOUT_BYTES = (
+    b"epoch 1 \x1b[32mloss 0.5\x1b[0m\n"
+    b" 10%|#         | 1/10\r 20%|##        | 2/10\r\n"
+    b"\xff\xfe not UTF-8 \xc3\n"
+    b"tab\there, no newline at the end"
+)
+STDERR_BYTES = b"warning: \x1b[33mdeprecated\x1b[0m\r\nsecond line without end"
+
+
+def test_output_passes_through_byte_for_byte_and_streams_stay_apart() -> None:
+    script = f"""
+        import sys
+        sys.stdout.buffer.write({STDOUT_BYTES!r}); sys.stdout.flush()
+        sys.stderr.buffer.write({STDERR_BYTES!r}); sys.stderr.flush()
+    """
+    done = run("--", *python(script))
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout == STDOUT_BYTES
+    assert done.stderr.startswith(STDERR_BYTES)
+    # What failpedia adds comes after the command's own output, on a line of its own.
+    added = done.stderr[len(STDERR_BYTES) :].decode()
+    assert added.startswith("\n")
+    assert "no known failure" in added
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("sys.exit(0)", 0),
+        ("sys.exit(3)", 3),
+        ("os.kill(os.getpid(), signal.SIGKILL)", 128 + signal.SIGKILL),
+        ("os.kill(os.getpid(), signal.SIGSEGV)", 128 + signal.SIGSEGV),
+    ],
+)
+def test_exit_status_is_the_commands(statement: str, expected: int) -> None:
+    done = run("--", *python(f"import os, signal, sys\n{statement}\n"))
+    assert done.returncode == expected, done.stderr.decode(errors="replace")
+    assert b"Traceback" not in done.stderr
+
+
+def test_a_command_that_cannot_start_is_reported_with_the_shells_code() -> None:
+    done = run("--", "no-such-command-for-failpedia")
+    assert done.returncode == 127
+    assert b"no-such-command-for-failpedia" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_no_command_is_bad_usage() -> None:
+    done = run()
+    assert done.returncode == 2
+    assert b"Traceback" not in done.stderr
+
+
+# Writes a marker line for every trapped signal, then exits 7 on the first one.
+TRAP = """
+import os, signal, sys, time
+name, folder = sys.argv[1], sys.argv[2]
+def trapped(number, frame):
+    with open(os.path.join(folder, name), "a") as marker:
+        marker.write(signal.Signals(number).name + "\\n")
+    sys.exit(7)
+signal.signal(signal.SIGINT, trapped)
+signal.signal(signal.SIGTERM, trapped)
+"""
+
+PARENT = (
+    TRAP
+    + """
+import subprocess
+child = subprocess.Popen([sys.executable, "-c", sys.argv[3], "grandchild", folder, ""])
+while not os.path.exists(os.path.join(folder, "grandchild-ready")):
+    time.sleep(0.02)
+print("ready", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+)
+
+GRANDCHILD = (
+    TRAP
+    + """
+open(os.path.join(folder, "grandchild-ready"), "w").close()
+while True:
+    time.sleep(0.1)
+"""
+)
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_signals_reach_the_commands_whole_process_group(number: int, tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [*CLI, "run", "--", sys.executable, "-c", PARENT, "child", str(tmp_path), GRANDCHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        # The line arrives while the command still runs: the output is live.
+        assert process.stdout.readline() == b"ready\n"
+        process.send_signal(number)
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    name = signal.Signals(number).name
+    assert (tmp_path / "child").read_text() == f"{name}\n"
+    for _ in range(100):  # the grandchild is nobody's to wait for: give it a moment
+        if (tmp_path / "grandchild").exists():
+            break
+        time.sleep(0.05)
+    assert (tmp_path / "grandchild").read_text() == f"{name}\n"
+    assert process.returncode == 7
+
+
+def _cascade_script() -> str:
+    """Downstream NCCL timeouts on stdout first, the CUDA out-of-memory error that caused
+    them on stderr after."""
+    lines = (CORPUS / "nccl-oom-cascade.log").read_text(encoding="utf-8").splitlines()
+    timeouts = [line for line in lines if "Watchdog caught collective" in line]
+    oom = [line for line in lines if "OutOfMemoryError" in line]
+    assert timeouts and oom
+    return f"""
+        import sys
+        for line in {timeouts!r}:
+            print(line, flush=True)
+        print("Traceback (most recent call last):", file=sys.stderr)
+        print({oom[0]!r}, file=sys.stderr, flush=True)
+        sys.exit(1)
+    """
+
+
+def test_the_diagnosis_follows_the_output_with_the_initiating_failure_first() -> None:
+    script = _cascade_script()
+    bare = subprocess.run(python(script), capture_output=True, check=False)
+    done = run("--", *python(script))
+    assert done.returncode == 1
+    assert done.stdout == bare.stdout
+    assert done.stderr.startswith(bare.stderr)
+    report = done.stderr[len(bare.stderr) :].decode()
+    first = report.index("1. ")
+    second = report.index("2. ")
+    assert "cuda-oom" in report[first:second]
+    assert "https://failpedia.github.io/failpedia/cuda/cuda-oom/" in report[first:second]
+    assert summary_words("cuda-oom") in collapse(report[first:second])
+    assert "nccl-watchdog-timeout" in report[second:]
+    assert summary_words("nccl-watchdog-timeout") in collapse(report[second:])
+
+
+# Writes a file to stdout in pieces of 1 to 300 bytes, flushing each, so that lines, escape
+# sequences and carriage returns arrive cut anywhere.
+DRIBBLE = """
+import random, sys
+data = open(sys.argv[1], "rb").read()
+rng = random.Random(int(sys.argv[2]))
+position = 0
+while position < len(data):
+    size = rng.randint(1, 300)
+    sys.stdout.buffer.write(data[position : position + size])
+    sys.stdout.flush()
+    position += size
+"""
+
+
+@pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
+def test_output_cut_anywhere_is_diagnosed_as_the_file_is(log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "diagnosis.json"
+    done = run("--json", str(out), "--", sys.executable, "-c", DRIBBLE, str(log), "7")
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout == log.read_bytes()
+    streamed = json.loads(out.read_text(encoding="utf-8"))
+    from_file = diagnose_json(str(log))
+    assert essence(streamed) == essence(from_file)
+    assert [item["text"] for item in streamed["unmatched"]] == [
+        item["text"] for item in from_file["unmatched"]
+    ]
+    assert streamed["inputs"][0]["lines"] == from_file["inputs"][0]["lines"]
+
+
+def test_json_file_holds_the_diagnose_shape(tmp_path: Path) -> None:
+    out = tmp_path / "diagnosis.json"
+    done = run("--json", str(out), "--", *python(_cascade_script()))
+    assert done.returncode == 1
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["format"] == 1
+    assert {"engine", "inputs", "findings", "unmatched", "warnings", "problems"} <= set(result)
+    assert [item["name"] for item in result["inputs"]] == ["stdout", "stderr"]
+    assert all(item["bytes"] > 0 and item["lines"] > 0 for item in result["inputs"])
+    ids = [item["id"] for item in result["findings"]]
+    assert ids[0] == "cuda-oom"
+    assert "nccl-watchdog-timeout" in ids
+    first = result["findings"][0]
+    assert first["first"]["file"] == "stderr"
+    assert first["first"]["line"] == 2
+    assert first["first"]["before"] == ["Traceback (most recent call last):"]
+    assert first["ranks"] == ["5"]
+
+
+def test_unmatched_failure_lists_error_like_lines_with_context(tmp_path: Path) -> None:
+    out = tmp_path / "diagnosis.json"
+    log = (CORPUS / "no-known-failure.log").read_text(encoding="utf-8")
+    script = f"import sys\nsys.stderr.write({log!r})\nsys.exit(1)\n"
+    done = run("--json", str(out), "--context", "2", "--", *python(script))
+    assert done.returncode == 1
+    report = done.stderr[len(log.encode()) :].decode()
+    assert "no known failure" in report
+    assert "ValueError: bad schedule 'cosine-restarts'" in report
+    assert "failpedia report" in report
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["findings"] == []
+    worst = next(item for item in result["unmatched"] if item["text"].startswith("ValueError"))
+    assert worst["file"] == "stderr"
+    assert worst["before"] == [
+        '  File "/srv/train.py", line 190, in main',
+        '    raise ValueError(f"bad schedule {cfg.schedule!r}")',
+    ]
+
+
+def test_an_unwritable_json_file_is_refused_before_the_command_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    done = run(
+        "--json",
+        str(tmp_path / "missing" / "out.json"),
+        "--",
+        *python(f"open({str(marker)!r}, 'w').close()"),
+    )
+    assert done.returncode == 2
+    assert b"missing" in done.stderr
+    assert not marker.exists()
+
+
+COLOUR = """
+import os, sys
+print(f"stdout-tty={sys.stdout.isatty()} stderr-tty={sys.stderr.isatty()}")
+print("\\x1b[31mred\\x1b[0m" if sys.stdout.isatty() else "plain", end="\\n", flush=True)
+print("size", os.get_terminal_size(sys.stdout.fileno()).columns)
+"""
+
+
+def test_a_terminal_stays_a_terminal_and_keeps_its_colours() -> None:
+    """Standard output is a pseudo-terminal here (raw, so bytes arrive as written): the
+    command sees a terminal there, keeps its colours and the terminal's size; standard
+    error, a pipe here, stays a pipe."""
+    leader, follower = pty.openpty()
+    tty.setraw(follower)
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 132, 0, 0))
+    process = subprocess.Popen(
+        [*CLI, "run", "--", *python(COLOUR)],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    os.close(follower)
+    received = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 1)
+        if not ready:
+            if process.poll() is not None:
+                break
+            continue
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    assert received == (b"stdout-tty=True stderr-tty=False\n\x1b[31mred\x1b[0m\nsize 132\n")
+
+
+def _peak_rss_kib(megabytes: int) -> int:
+    """Peak memory of ``failpedia run`` (its own process, not the command's) while the
+    command prints ``megabytes`` MB of log lines, a known warning among them every few
+    lines (a run that repeats one for days)."""
+    printer = (
+        "import sys\n"
+        "bar = '[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\\r' * 20 + '\\n'\n"
+        "warning = '[rank1]:[W611 03:00:00.000000 1 utils.py:1] torch._dynamo hit config."
+        "recompile_limit (8)\\n'\n"
+        "chunk = ((bar + '[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\\n'"
+        " + warning) * 2000).encode()\n"
+        f"for _ in range({megabytes} * 1_000_000 // len(chunk) + 1):\n"
+        "    sys.stdout.buffer.write(chunk)\n"
+        "print('RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)')\n"
+    )
+    measure = (
+        "import resource, sys\n"
+        "from failpedia.cli.main import main\n"
+        "code = main(['run', '--', sys.executable, '-c', sys.argv[1]])\n"
+        "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure, printer],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    assert b"matmul-shapes-cannot-be-multiplied" in done.stderr
+    assert b"dynamo-recompile-limit" in done.stderr
+    peak = [line for line in done.stderr.decode().splitlines() if line.startswith("peak ")]
+    return int(peak[-1].split()[1])
+
+
+def test_memory_stays_flat_as_the_output_grows() -> None:
+    """Six times the output, about the same peak memory: nothing is held but bounded
+    buffers."""
+    growth_kib = _peak_rss_kib(120) - _peak_rss_kib(20)
+    assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more output"
+
+
+KEYBOARD = """
+import os, signal, sys, time
+def trapped(number, frame):
+    with open(sys.argv[1], "a") as marker:
+        marker.write(signal.Signals(number).name + "\\n")
+    sys.exit(5)
+signal.signal(signal.SIGINT, trapped)
+line = sys.stdin.readline().strip()
+print(f"read {line}; foreground {os.tcgetpgrp(0) == os.getpgrp()}", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def _read_until(leader: int, needle: bytes, seconds: float) -> bytes:
+    received = b""
+    deadline = time.monotonic() + seconds
+    while needle not in received and time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                received += os.read(leader, 65536)
+            except OSError:
+                break
+    return received
+
+
+def _start_in_a_terminal(command: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command`` in a new session whose controlling terminal is a new pty, as a
+    shell in a terminal window would; return it and the terminal's leader side."""
+    import fcntl
+    import termios
+
+    leader, follower = pty.openpty()
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        command,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(follower)
+    return process, leader
+
+
+def test_in_its_terminal_the_command_reads_the_keyboard_and_gets_ctrl_c_once(
+    tmp_path: Path,
+) -> None:
+    """Run from a terminal (its controlling one, in the foreground), the command's group
+    gets the terminal: it reads a typed line instead of stopping on SIGTTIN, and Ctrl-C
+    reaches it once, from the terminal itself."""
+    marker = tmp_path / "signals"
+    process, leader = _start_in_a_terminal([*CLI, "run", "--", *python(KEYBOARD), str(marker)])
+    try:
+        os.write(leader, b"hello\n")
+        received = _read_until(leader, b"foreground", 60)
+        assert b"read hello; foreground True" in received, received
+        os.write(leader, b"\x03")  # Ctrl-C: the terminal signals its foreground group
+        assert process.wait(timeout=60) == 5
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
+    assert marker.read_text() == "SIGINT\n"
+
+
+SHELL_LIKE = """
+import os, subprocess, sys
+done = subprocess.run(sys.argv[1:])
+print(f"status {done.returncode}; foreground {os.tcgetpgrp(0) == os.getpgrp()}", flush=True)
+"""
+
+
+def test_a_command_that_cannot_start_leaves_the_terminal_to_its_owner() -> None:
+    """Run from a terminal, a command that is not found hands nothing over for good: the
+    terminal's foreground is ours again, as a shell expects to find it."""
+    process, leader = _start_in_a_terminal(
+        [*python(SHELL_LIKE), *CLI, "run", "--", "no-such-command-for-failpedia"]
+    )
+    try:
+        received = _read_until(leader, b"foreground", 60)
+        assert b"status 127; foreground True" in received, received
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait()
+        os.close(leader)
