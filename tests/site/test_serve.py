@@ -76,7 +76,9 @@ def test_serve_rebuilds_when_an_entry_changes(tmp_path: Path) -> None:
         url = f"{site}compile/dynamo-recompile-limit/"
         assert wait_for(url, "Quick answer", 90), "serve did not come up"
         text = entry.read_text(encoding="utf-8")
-        entry.write_text(text.replace("Dynamo compiled the same", "Zq7 edited: compiled"))
+        edited = text.replace("summary: >-\n  ", "summary: >-\n  Zq7 edited. ", 1)
+        assert edited != text, "the entry's summary is no longer a folded block"
+        entry.write_text(edited, encoding="utf-8")
         assert wait_for(url, "Zq7 edited", 90), "the page was not rebuilt after the edit"
 
 
