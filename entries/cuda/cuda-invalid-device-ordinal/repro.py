@@ -22,13 +22,16 @@ import os
 import subprocess
 import sys
 
+# The scheduler gave this job one GPU: the first one this machine lets us see.
+os.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+
+import torch  # noqa: E402  (imported after the job's CUDA_VISIBLE_DEVICES is set)
+
 FIXED = "--fixed" in sys.argv[1:]
 N = 1024  # elements each worker sums on its GPU
 
 
 def worker() -> None:
-    import torch
-
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local_rank)  # fails if local_rank >= visible GPU count
     x = torch.full((N,), float(local_rank + 1), device="cuda")
@@ -36,33 +39,24 @@ def worker() -> None:
           f"visible={torch.cuda.device_count()} sum={x.sum().item():.0f}", flush=True)
 
 
-def job_gpus() -> str:
-    """The GPU the scheduler gave this job: the first one this machine lets us see."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")
-    return visible[0].strip() or "0"
-
-
-JOB_ENV = {**os.environ, "CUDA_VISIBLE_DEVICES": job_gpus()}  # what the job was given
 NPROC_PER_NODE = 2  # the bug: written for a two-GPU node
 if FIXED:
     # --- fix: start
-    # One worker per GPU the job can see (torchrun --nproc-per-node=gpu counts the same way).
-    NPROC_PER_NODE = len([gpu for gpu in JOB_ENV["CUDA_VISIBLE_DEVICES"].split(",") if gpu.strip()])
+    # One worker per GPU this job can see, counted as `torchrun --nproc-per-node=gpu` does.
+    NPROC_PER_NODE = torch.cuda.device_count()
     # --- fix: end
 
 
 def launch() -> list[dict[str, int]]:
     """Start one worker per LOCAL_RANK, wait for all of them, return what they reported."""
-    import torch
-
     if not torch.cuda.is_available():
         sys.exit("this reproducer needs a CUDA GPU")
-    visible = JOB_ENV["CUDA_VISIBLE_DEVICES"]
+    visible = os.environ["CUDA_VISIBLE_DEVICES"]
     print(f"CUDA_VISIBLE_DEVICES={visible}, starting {NPROC_PER_NODE} worker(s)", flush=True)
     workers = [
         subprocess.Popen(
             [sys.executable, __file__, "--worker"],
-            env={**JOB_ENV, "LOCAL_RANK": str(rank), "RANK": str(rank), "WORLD_SIZE": str(NPROC_PER_NODE)},
+            env={**os.environ, "LOCAL_RANK": str(rank), "RANK": str(rank), "WORLD_SIZE": str(NPROC_PER_NODE)},
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -34,7 +34,7 @@ def batch(rank: int) -> torch.Tensor:
     return torch.randn(8, 4, generator=torch.Generator().manual_seed(rank))
 
 
-def train(folder: str) -> None:
+def train() -> None:
     # env:// (the default init_method): RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
     dist.init_process_group("gloo", timeout=timedelta(seconds=30))
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -43,7 +43,7 @@ def train(folder: str) -> None:
     loss = model(batch(rank)).pow(2).mean()
     loss.backward()
     print(f"rank {rank}/{world}: one DDP step done, loss {loss.item():.4f}", flush=True)
-    torch.save(model.module.weight.grad, os.path.join(folder, f"grad{rank}.pt"))
+    torch.save(model.module.weight.grad, os.path.join(os.environ["RESULTS_DIR"], f"grad{rank}.pt"))
     dist.destroy_process_group()
 
 
@@ -71,10 +71,10 @@ def free_port() -> int:
 
 if __name__ == "__main__":
     if "--worker" in sys.argv[1:]:
-        train(sys.argv[-1])
+        train()
         sys.exit(0)
-    folder = tempfile.mkdtemp()
-    command = [sys.executable, __file__, "--worker", folder]  # the bug: plain `python train.py`
+    folder = os.environ["RESULTS_DIR"] = tempfile.mkdtemp()  # where each rank saves its gradient
+    command = [sys.executable, __file__, "--worker"]  # the bug: plain `python train.py`
     if FIXED:
         # --- fix: start
         # Start the script through torchrun, which sets RANK, LOCAL_RANK, WORLD_SIZE,
@@ -84,7 +84,7 @@ if __name__ == "__main__":
             sys.executable, "-m", "torch.distributed.run",
             "--nnodes=1", "--nproc-per-node=2",
             "--master-addr=127.0.0.1", f"--master-port={free_port()}",
-            __file__, "--worker", folder,
+            __file__, "--worker",
         ]
         # --- fix: end
     subprocess.run(command, check=True, timeout=100)
@@ -92,6 +92,7 @@ if __name__ == "__main__":
     # --- check: start
     expected = averaged_gradient(world_size=2)
     for rank in range(2):
-        torch.testing.assert_close(torch.load(os.path.join(folder, f"grad{rank}.pt")), expected)
+        gradient = torch.load(os.path.join(folder, f"grad{rank}.pt"))
+        torch.testing.assert_close(gradient, expected)
     print("check: both ranks joined one group and DDP averaged their gradients")
     # --- check: end

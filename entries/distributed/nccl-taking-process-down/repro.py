@@ -13,8 +13,8 @@ dies with SIGABRT (exit code -6 under torchrun).
 `python repro.py --fixed`: the ranks wait for rank 0 on a CPU (gloo) process group created
 with a timeout that covers the preprocessing (80 s). Nothing is queued on the GPU while
 they wait, so the NCCL watchdog has nothing to time out; the NCCL group keeps its short
-timeout for the training collectives. The check confirms that both ranks finished and hold
-the same all-reduced gradient.
+timeout for the training collectives. The check confirms that both ranks finished and that
+their all-reduced gradient equals the sum of both ranks' gradients computed on the CPU.
 
 Every child is killed before the script exits, also on the deadline.
 """
@@ -32,6 +32,7 @@ import time
 
 FIXED = "--fixed" in sys.argv[1:]
 WORLD_SIZE = 2
+STEPS = 3
 NCCL_TIMEOUT = datetime.timedelta(seconds=10)  # the NCCL group's timeout
 PREPROCESS_SECONDS = 20  # rank 0's data set preprocessing, longer than the timeout
 DEADLINE = 100  # seconds for the whole run
@@ -77,17 +78,35 @@ def worker(rank: int, folder: str) -> None:
 
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 1).to(device)
-    for _step in range(3):
+    for step in range(STEPS):
         model.zero_grad()
-        model(torch.randn(8, 16, device=device)).pow(2).mean().backward()
+        model(batch(step, rank).to(device)).pow(2).mean().backward()
         for p in model.parameters():
             dist.all_reduce(p.grad, group=nccl_group)
     ready = torch.ones(1, device=device)
     dist.all_reduce(ready, group=nccl_group)
-    print(f"[rank {rank}] 3 training steps done, {ready.item():.0f} ranks", flush=True)
+    print(f"[rank {rank}] {STEPS} training steps done, {ready.item():.0f} ranks", flush=True)
     result = {"ranks_ready": int(ready.item()), "grad": model.weight.grad.cpu()}
     torch.save(result, os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
+
+
+def batch(step: int, rank: int):
+    """Rank `rank`'s input at `step`, made on the CPU so a reference can recompute it."""
+    import torch
+
+    return torch.randn(8, 16, generator=torch.Generator().manual_seed(10 * step + rank))
+
+
+def summed_gradient():
+    """The reference, on the CPU: the last step's gradient summed over both ranks' batches."""
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    for rank in range(WORLD_SIZE):
+        model(batch(STEPS - 1, rank)).pow(2).mean().backward()
+    return model.weight.grad
 
 
 def free_port() -> int:
@@ -152,9 +171,10 @@ if __name__ == "__main__":
 
     # --- check: start
     assert exit_codes == {0: 0, 1: 0}, exit_codes
-    results = [torch.load(os.path.join(folder, f"rank{r}.pt")) for r in range(WORLD_SIZE)]
-    for result in results:
+    expected = summed_gradient()
+    for rank in range(WORLD_SIZE):
+        result = torch.load(os.path.join(folder, f"rank{rank}.pt"))
         assert result["ranks_ready"] == WORLD_SIZE, result["ranks_ready"]
-        torch.testing.assert_close(result["grad"], results[0]["grad"])
-    print("check: both ranks passed the wait and trained with the same all-reduced gradient")
+        torch.testing.assert_close(result["grad"], expected, rtol=1e-4, atol=1e-6)
+    print("check: both ranks finished; their all-reduced gradient equals the CPU reference")
     # --- check: end
