@@ -27,6 +27,7 @@ class CatalogEntry:
     display_path: str
     patterns: list[CompiledPattern] = field(default_factory=list)
     fix_code: str | None = None  # the marked fix region of the reproducer, what was proved
+    check_code: str | None = None  # its check region: how the fixed result was checked
 
     @property
     def folder(self) -> Path:

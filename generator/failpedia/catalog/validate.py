@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,12 @@ from failpedia.catalog.model import (
     Entry,
 )
 from failpedia.catalog.problems import ProblemList, display_path
-from failpedia.catalog.regions import FixRegionError, extract_fix_region
+from failpedia.catalog.reproducer_rules import review_script
+from failpedia.catalog.signature_rules import (
+    check_pattern_reach,
+    check_signature_texts,
+    read_healthy_logs,
+)
 from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.dialect import PatternError, compile_pattern
@@ -79,11 +85,15 @@ def load_categories(
 
 
 def load_catalog(
-    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+    entries_dir: Path,
+    root: Path | None = None,
+    docs_dir: Path | None = None,
+    healthy_logs_dir: Path | None = None,
 ) -> tuple[Catalog, ProblemList]:
     """Load and check every entry; the catalog holds only entries without problems.
 
-    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take.
+    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take;
+    ``healthy_logs_dir`` the logs of healthy runs, whose lines no pattern may match.
     """
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
@@ -91,7 +101,10 @@ def load_catalog(
     gc.disable()
     try:
         return _load_catalog(
-            entries_dir.resolve(), root.resolve() if root else None, reserved_names(docs_dir)
+            entries_dir.resolve(),
+            root.resolve() if root else None,
+            reserved_names(docs_dir),
+            healthy_logs_dir,
         )
     finally:
         if gc_was_enabled:
@@ -99,7 +112,7 @@ def load_catalog(
 
 
 def _load_catalog(
-    entries_dir: Path, root: Path | None, reserved: dict[str, str]
+    entries_dir: Path, root: Path | None, reserved: dict[str, str], healthy_logs_dir: Path | None
 ) -> tuple[Catalog, ProblemList]:
     problems = ProblemList()
     if not entries_dir.is_dir():
@@ -120,6 +133,7 @@ def _load_catalog(
 
     checks = _EntryChecks(entries_dir, category_ids, entry_reserved)
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
+    converted: list[tuple[CatalogEntry, SourceFile]] = []  # loaded, or with problems
     known_ids: dict[str, str] = {}
     for path in find_entry_files(entries_dir):
         source = read_yaml_file(path, root, problems, within=entries_dir)
@@ -141,11 +155,13 @@ def _load_catalog(
         if entry is None:
             continue
         item = CatalogEntry(entry, path, source.display)
+        converted.append((item, source))
         if _check_entry(item, source, checks, problems) and duplicate_of is None:
             loaded.append((item, source))
 
     _check_links(loaded, known_ids, problems)
     _check_shared_signatures(loaded, problems)
+    check_pattern_reach(converted, read_healthy_logs(healthy_logs_dir, root, problems), problems)
     _check_engine(loaded, problems)
     failed = {problem.path for problem in problems}
     catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
@@ -202,17 +218,7 @@ def _check_entry(
         else:
             problem(("reproducer", "script"), f"{script}: {refused.message}")
     else:
-        try:
-            item.fix_code = extract_fix_region(code.decode("utf-8"))
-        except (FixRegionError, UnicodeDecodeError) as error:
-            problem(("reproducer", "script"), f"{script}: {error}")
-        first_code = entry.fix[0].code if entry.fix else None
-        if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
-            problem(
-                ("fix", 0, "code"),
-                f"differs from the fix region of {entry.reproducer.script}; the page shows "
-                "the region (the code that was proved), so make them equal or leave it out",
-            )
+        _check_script(item, code, problem)
     for index, signature in enumerate(entry.signatures):
         path: FieldPath = ("signatures", index, "pattern")
         try:
@@ -226,7 +232,34 @@ def _check_entry(
     for index, related in enumerate(entry.related):
         if related.id == entry.id:
             problem(("related", index, "id"), "an entry cannot be related to itself")
+    check_signature_texts(item, source, problems)
     return len(problems) == before
+
+
+def _check_script(
+    item: CatalogEntry, code: bytes, problem: Callable[[FieldPath, str], None]
+) -> None:
+    """The reproducer against the proof contract (``reproducer_rules``); keeps its regions."""
+    entry = item.entry
+    script = entry.reproducer.script
+    try:
+        text = code.decode("utf-8")
+    except UnicodeDecodeError as error:
+        problem(("reproducer", "script"), f"{script}: not UTF-8 ({error.reason})")
+        return
+    siblings = frozenset(path.stem for path in item.folder.glob("*.py"))
+    review = review_script(text, entry.reproducer.requirements, siblings)
+    item.fix_code, item.check_code = review.fix_code, review.check_code
+    for found in review.problems:
+        where = f"{script}:{found.line}" if found.line else script
+        problem(("reproducer", "script"), f"{where}: {found.message}")
+    first_code = entry.fix[0].code if entry.fix else None
+    if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
+        problem(
+            ("fix", 0, "code"),
+            f"differs from the fix region of {script}; the page shows the region (the code "
+            "that was proved), so make them equal or leave it out",
+        )
 
 
 def _check_links(

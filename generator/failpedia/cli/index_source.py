@@ -53,7 +53,9 @@ def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
 
     root = entries_dir.parent
     settings = read_settings(root)
-    catalog, problems = load_catalog(entries_dir, root, settings.docs_dir)
+    catalog, problems = load_catalog(
+        entries_dir, root, settings.docs_dir, settings.healthy_logs_dir
+    )
     if problems:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
     return catalog, settings

@@ -28,7 +28,33 @@ def report_problems(problems: ProblemList) -> int:
 
 def checked_catalog(settings: ProjectSettings) -> Catalog | int:
     """The project's catalog, or (every problem printed) the exit code for problems."""
-    catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
+    catalog, problems = load_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
     if problems:
         return report_problems(problems)
+    return catalog
+
+
+def catalog_for_entries(settings: ProjectSettings, ids: list[str]) -> Catalog | int:
+    """The catalog for a command about some entries only: problems in other entries are
+    one warning (``failpedia validate`` lists them), problems in these stop it."""
+    catalog, problems = load_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
+    if not problems:
+        return catalog
+    folders = {f"/{entry_id}/" for entry_id in ids}
+    own = ProblemList()
+    for problem in problems:
+        if any(folder in f"/{problem.path}" for folder in folders):
+            own.add(problem.path, problem.line, problem.field, problem.message)
+    if own:
+        return report_problems(own)
+    others = len({problem.path for problem in problems})
+    print(
+        f"warning: {others} other file{'s' * (others > 1)} with problems left out; "
+        "`failpedia validate` lists them",
+        file=sys.stderr,
+    )
     return catalog

@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
-from failpedia.cli.project import checked_catalog, project_settings
+from failpedia.cli.project import catalog_for_entries, checked_catalog, project_settings
 from failpedia.verify import environment as machine
 from failpedia.verify import fingerprint, records, runner, sandbox
 from failpedia.verify.results import SKIPPED, VERDICTS, ModeResult, VerificationResult
@@ -146,7 +146,8 @@ def _summary_table(results: list[VerificationResult]) -> str:
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = project_settings(args)
     root = settings.root
-    catalog = checked_catalog(settings)
+    # Entries named on the command line need only themselves valid.
+    catalog = catalog_for_entries(settings, args.ids) if args.ids else checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
     if args.ids and args.since:
