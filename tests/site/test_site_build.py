@@ -120,7 +120,8 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         text = page.read_text(encoding="utf-8")
         text = text[text.index("<article") : text.index("</article>")]
         headings = ["Quick answer</p>", 'id="signatures"', 'id="affects"', 'id="what-happens"']
-        headings += ['id="confirm-it"', 'id="fix"', 'id="reproducer"']
+        headings += ['id="confirm-it"', 'id="fix"', 'id="how-the-fix-was-checked"']
+        headings += ['id="reproducer"']
         positions = [text.find(heading) for heading in headings]
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
         assert positions == sorted(positions), item.entry.id
@@ -128,7 +129,8 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         visible = _visible_text(text)
         assert first_line in visible, item.entry.id
         assert item.fix_code, item.entry.id
-        for code_line in item.fix_code.splitlines():
+        assert item.check_code, item.entry.id
+        for code_line in [*item.fix_code.splitlines(), *item.check_code.splitlines()]:
             assert code_line.strip() in visible, (item.entry.id, code_line)
         assert f"entries/{item.entry.category}/{item.entry.id}/entry.yaml" in text
 
