@@ -78,13 +78,13 @@ def load_cases(folder: Path = CASES_DIR) -> list[Case]:
     return cases
 
 
-def diagnose(case: Case, python: str = sys.executable) -> list[str]:
+def diagnose(case: Case, root: Path = ROOT, python: str = sys.executable) -> list[str]:
     """The entry ids ``failpedia diagnose`` finds in the excerpt, first finding first."""
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / f"{case.name}.log"
         log.write_text(case.excerpt, encoding="utf-8")
         done = subprocess.run(
-            [python, "-m", "failpedia.cli", "--root", str(ROOT), "diagnose", "--json", str(log)],
+            [python, "-m", "failpedia.cli", "--root", str(root), "diagnose", "--json", str(log)],
             capture_output=True,
             text=True,
             check=False,
@@ -107,8 +107,8 @@ def _figures(rows: list[tuple[Case, list[str]]]) -> dict[str, Any]:
     }
 
 
-def measure(cases: list[Case]) -> dict[str, Any]:
-    rows = [(case, diagnose(case)) for case in cases]
+def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:
+    rows = [(case, diagnose(case, root)) for case in cases]
     by_category: dict[str, list[tuple[Case, list[str]]]] = defaultdict(list)
     for row in rows:
         by_category[row[0].category].append(row)
@@ -157,8 +157,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the figures")
     parser.add_argument("--readme", action="store_true", help="rewrite the README's table")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the project (its catalog)")
     args = parser.parse_args()
-    result = measure(load_cases())
+    result = measure(load_cases(args.root / CASES_DIR.relative_to(ROOT)), args.root)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if args.readme:
