@@ -177,7 +177,7 @@ def _check_check_region(
         mentions_flag = (isinstance(node, ast.Name) and node.id in flags) or _is_flag_literal(node)
         if mentions_flag or _is_sys_argv(node):
             review.add(
-                node.lineno,  # type: ignore[attr-defined]
+                node.lineno,
                 "the check region must not depend on the mode: it checks the result the "
                 "same way whichever mode ran",
             )

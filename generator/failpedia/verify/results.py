@@ -88,6 +88,7 @@ class VerificationResult:
     fixed: ModeResult | None = None
     matched_signature: int | None = None
     output_excerpt: str = ""
+    reproducer: str | None = None  # the digest of what ran (catalog.reproducer_digest)
 
     @property
     def passed(self) -> bool:
@@ -104,6 +105,7 @@ class VerificationResult:
             "broken": None if self.broken is None else asdict(self.broken),
             "fixed": None if self.fixed is None else asdict(self.fixed),
             "matched_signature": self.matched_signature,
+            "reproducer": self.reproducer,
             "output_excerpt": self.output_excerpt,
         }
 

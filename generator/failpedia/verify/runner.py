@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from failpedia.catalog.catalog import CatalogEntry
+from failpedia.catalog.reproducer_digest import reproducer_digest
 from failpedia.signatures.dialect import CompiledPattern
 from failpedia.verify import sandbox
 from failpedia.verify.capture import BoundedOutput, OutputReader, match_lines
@@ -340,6 +341,7 @@ def verify_entry(
         device=reproducer.device,
         started_at=now_iso(),
         timeout=reproducer.timeout,
+        reproducer=reproducer_digest(item),
     )
     script = item.folder / reproducer.script
     if not script.is_file():
