@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Debian's Chromium, bubblewrap to contain the
-# reproducers, torch CPU, the package with its test extras), then run the linter, the
+# Install everything the tests need (Debian's Chromium and Node.js, bubblewrap to contain
+# the reproducers, torch CPU, the package with its test extras), then run the linter, the
 # formatter's check, the type checker, the entry checks, every CPU reproducer (contained)
 # and the whole test suite (browser and slow tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Chromium runs the browser tests; Node runs the log page's matcher against Python's.
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v node >/dev/null || missing+=(nodejs)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""

@@ -53,3 +53,27 @@ def essence(result: dict[str, Any]) -> list[tuple[Any, ...]]:
         )
         for item in result["findings"]
     ]
+
+
+MATMUL_LINE = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x{} and 16x2)"
+VIEW_LINE = (
+    "RuntimeError: view size is not compatible with input tensor's size and stride (at "
+    "least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
+def many_occurrences_log(year: int) -> str:
+    """A log whose failures occur more often than the locations listed, the earliest by
+    time after them: 120 lines with times running backwards, then glog lines without a
+    year on the 1st of March and the 29th of February, whose order depends on whether the
+    year assumed for them (``year``, from another line) is a leap year."""
+    lines = [
+        f"[rank{number % 4}]:[{year}-06-11 03:{59 - number // 2:02d}:00,000] "
+        + MATMUL_LINE.format(number)
+        for number in range(120)
+    ]
+    lines += [
+        "[default1]:E0301 00:00:00.000000 1 f.cpp:1] " + VIEW_LINE,
+        "[default2]:E0229 00:00:00.000000 1 f.cpp:1] " + VIEW_LINE,
+    ] * 40
+    return "\n".join(lines) + "\n"

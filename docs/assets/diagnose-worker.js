@@ -15,10 +15,62 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
 }
 
+// A signature pattern, compiled with the "u" flag: like Python, the engine then reads a line
+// as code points (a character outside the BMP is one character to ".", to a negated class
+// and to a count), and the dialect's canonical form is valid in that mode. Null where this
+// browser cannot compile it: that pattern is skipped, never every other one with it.
+function compilePattern(source) {
+  try {
+    return new RegExp(source, "u");
+  } catch (error) {
+    return null;
+  }
+}
+
+// The first `cap` characters of `text`, counted as Python counts them: in code points.
+function capText(text, cap) {
+  if (text.length <= cap) return text;
+  var units = 0;
+  for (var count = 0; count < cap && units < text.length; count++) {
+    var code = text.charCodeAt(units);
+    var pair = code >= 0xd800 && code <= 0xdbff && units + 1 < text.length &&
+      (text.charCodeAt(units + 1) & 0xfc00) === 0xdc00;
+    units += pair ? 2 : 1;
+  }
+  return text.slice(0, units);
+}
+
+// Python's str.strip(BLANK) and its halves, for the rules' ASCII whitespace.
+function isBlankChar(text, position) {
+  return rules.blank.indexOf(text[position]) !== -1;
+}
+function isBlank(text) {
+  for (var i = 0; i < text.length; i++) if (!isBlankChar(text, i)) return false;
+  return true;
+}
+function stripBlank(text, left, right) {
+  var start = 0, end = text.length;
+  while (left && start < end && isBlankChar(text, start)) start++;
+  while (right && end > start && isBlankChar(text, end - 1)) end--;
+  return text.slice(start, end);
+}
+
+// Code points before `units` UTF-16 units of `text`: where Python counts a match to start.
+function codePoints(text, units) {
+  var count = 0;
+  for (var i = 0; i < units; i++) {
+    var code = text.charCodeAt(i);
+    if (code < 0xdc00 || code > 0xdfff || i === 0 ||
+        (text.charCodeAt(i - 1) & 0xfc00) !== 0xd800) count++;
+  }
+  return count;
+}
+
 function compileIndex(data) {
   var r = data.rules;
   rules = {
     cap: r.line_cap,
+    blank: r.blank,
     maxPrefixes: r.max_prefixes,
     ansi: new RegExp(r.ansi, "g"),
     prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1])]; }),
@@ -29,12 +81,21 @@ function compileIndex(data) {
     rootLines: r.root_cause_lines,
     maxErrorLines: r.max_error_lines,
     maxLocations: r.max_locations,
+    maxCarry: r.max_carry,
   };
   var literals = [rules.rootMarker];
+  var warnings = [];
   var entries = data.entries.map(function (entry, position) {
-    var patterns = entry.patterns.map(function (pattern) {
+    var patterns = [];
+    entry.patterns.forEach(function (pattern) {
+      var regex = compilePattern(pattern.source);
+      if (!regex) {
+        warnings.push("this browser cannot compile a signature pattern of " + entry.id +
+                      "; that pattern is skipped");
+        return;
+      }
       pattern.literals.forEach(function (literal) { literals.push(literal); });
-      return { regex: new RegExp(pattern.source), literals: pattern.literals };
+      patterns.push({ regex: regex, literals: pattern.literals });
     });
     return { data: entry, position: position, patterns: patterns };
   });
@@ -44,6 +105,7 @@ function compileIndex(data) {
   literals.sort(function (a, b) { return b.length - a.length; });
   index = {
     siteUrl: data.site_url,
+    warnings: warnings,
     // Where an issue about an unknown failure goes, and what is removed from it first.
     issues: { repoUrl: data.repo_url || "", redactions: r.redactions || [] },
     entries: entries,
@@ -86,17 +148,17 @@ function parseSegment(raw) {
     }
     if (!applied) break;
   }
-  return { text: text.slice(0, rules.cap), rank: rank, time: time };
+  return { text: capText(text, rules.cap), rank: rank, time: time };
 }
 
 function splitLine(line) {
-  return stripAnsi(line).split("\r").filter(function (part) { return part.trim(); })
+  return stripAnsi(line).split("\r").filter(function (part) { return !isBlank(part); })
     .map(parseSegment);
 }
 
 function displayText(line) {
-  var parts = stripAnsi(line).split("\r").filter(function (part) { return part.trim(); });
-  return (parts.length ? parts[parts.length - 1] : "").replace(/\s+$/, "").slice(0, rules.cap);
+  var parts = stripAnsi(line).split("\r").filter(function (part) { return !isBlank(part); });
+  return capText(stripBlank(parts.length ? parts[parts.length - 1] : "", false, true), rules.cap);
 }
 
 function timeSeconds(time, year) {
@@ -128,20 +190,32 @@ function Reader(state, source, name, rank) {
   this.after = Math.max(state.context, rules.rootLines);
 }
 
+// Text up to the last line end is read; the unfinished line is carried on to the next
+// piece, and past rules.maxCarry it is cut after its last "\r" (a progress bar redrawn for
+// hours), or anywhere, as the CLI cuts it: each piece is read as part of its line, with
+// its line's number and the context of its line, and the carry, memory and work stay
+// bounded.
 Reader.prototype.push = function (text, done) {
+  var newline = text.lastIndexOf("\n");  // the carry holds none: only the new text is searched
   var data = this.carry + text;
-  var cut = data.lastIndexOf("\n") + 1;
-  if (done) { cut = data.length; }
+  var cut = done ? data.length : newline === -1 ? 0 : this.carry.length + newline + 1;
+  if (!cut && data.length > rules.maxCarry) {
+    cut = data.lastIndexOf("\r") + 1 || data.length;
+    var code = data.charCodeAt(cut - 1);
+    if (code >= 0xd800 && code <= 0xdbff && cut < data.length) cut -= 1;  // keep a pair whole
+  }
   this.carry = data.slice(cut);
   data = data.slice(0, cut);
   if (!data) return;
   var lines = data.split("\n");
   if (data.endsWith("\n")) lines.pop();
-  this.feedWaiting(lines);
-  this.scanLines(lines, data);
+  var unfinished = !done && !data.endsWith("\n");  // the start of a line cut in pieces
+  var complete = unfinished ? lines.slice(0, -1) : lines;
+  this.feedWaiting(complete);
+  this.scanLines(lines, data, complete.length);
   var ctx = this.state.context;
-  this.tail = ctx ? this.tail.concat(lines.slice(-ctx)).slice(-ctx) : [];
-  this.lineNo += lines.length;
+  this.tail = ctx ? this.tail.concat(complete.slice(-ctx)).slice(-ctx) : [];
+  this.lineNo += complete.length;
 };
 
 Reader.prototype.feedWaiting = function (lines) {
@@ -160,7 +234,9 @@ Reader.prototype.flush = function (all) {
   }
 };
 
-Reader.prototype.scanLines = function (lines, data) {
+// Hits among `lines` (the first `complete` of them whole, any other the start of a line cut
+// in pieces), each with the lines before it and those after it that are known whole.
+Reader.prototype.scanLines = function (lines, data, complete) {
   var clean = stripAnsi(data);
   var probe = index.probe;
   probe.lastIndex = 0;
@@ -188,7 +264,7 @@ Reader.prototype.scanLines = function (lines, data) {
     var ctx = this.state.context;
     var before = number >= ctx ? lines.slice(number - ctx, number)
       : this.tail.slice(Math.max(0, this.tail.length - (ctx - number))).concat(lines.slice(0, number));
-    var after = lines.slice(number + 1, number + 1 + this.after);
+    var after = lines.slice(number + 1, Math.min(number + 1 + this.after, complete));
     var hit = { lineNo: this.lineNo + number + 1, text: line, before: before, after: after,
                 missing: this.after - after.length };
     if (hit.missing > 0 || this.waiting.length) this.waiting.push(hit);
@@ -230,7 +306,7 @@ function collectErrorLines(state, source, name, rank, hit) {
     if (!score) return;
     state.errors.push({ score: score, order: [source, hit.lineNo, number], file: name,
                         line: hit.lineNo, rank: segment.rank !== null ? segment.rank : rank,
-                        text: segment.text.trim() });
+                        text: stripBlank(segment.text, true, true) });
     if (state.errors.length > rules.maxErrorLines * 20) trimErrors(state);
   });
 }
@@ -263,19 +339,59 @@ function matchHit(state, source, name, rank, hit) {
       if (!found) return;
       var finding = state.findings.get(entry.position);
       if (!finding) {
-        finding = { entry: entry.data, position: entry.position, occurrences: [] };
+        finding = { entry: entry.data, position: entry.position, count: 0, ranks: new Set(),
+                    locations: [], inRootBlock: false, minYear: null, untimed: null,
+                    dated: null, leap: null, common: null };
         state.findings.set(entry.position, finding);
       }
       var context = state.context;
-      finding.occurrences.push({
+      addOccurrence(finding, state.rootBlocks.has(source + ":" + hit.lineNo), {
         source: source, file: name, line: hit.lineNo, segment: number,
         rank: segment.rank !== null ? segment.rank : rank, time: segment.time,
-        text: segment.text, match: [found.index, found.index + found[0].length],
+        text: segment.text,
+        match: [codePoints(segment.text, found.index),
+                codePoints(segment.text, found.index + found[0].length)],
         before: context ? hit.before.slice(-context).map(displayText) : [],
         after: context ? hit.after.slice(0, context).map(displayText) : [],
       });
     });
   });
+}
+
+// A year-less time is compared in the year assumed at the end; only whether that year is a
+// leap year changes how two such times compare, so the earliest under each is kept.
+var LEAP_YEAR = 2000, COMMON_YEAR = 1970;
+
+function isLeap(year) {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+// Count an occurrence, which comes after every one counted before, keeping what the
+// result needs (as the CLI's Finding.add): the count and ranks, the first locations, and
+// the candidates for the first by the ordering rules. Memory stays flat however many
+// lines match.
+function addOccurrence(finding, inRootBlock, item) {
+  finding.count += 1;
+  if (item.rank !== null) finding.ranks.add(item.rank);
+  finding.inRootBlock = finding.inRootBlock || inRootBlock;
+  if (finding.locations.length < rules.maxLocations) finding.locations.push(item);
+  var time = item.time;
+  if (!time) {
+    if (!finding.untimed) finding.untimed = item;
+  } else if (time.year !== null) {
+    if (finding.minYear === null || time.year < finding.minYear) finding.minYear = time.year;
+    if (!finding.dated || timeSeconds(time, 0) < timeSeconds(finding.dated.time, 0)) {
+      finding.dated = item;
+    }
+  } else {
+    if (!finding.leap || timeSeconds(time, LEAP_YEAR) < timeSeconds(finding.leap.time, LEAP_YEAR)) {
+      finding.leap = item;
+    }
+    if (!finding.common ||
+        timeSeconds(time, COMMON_YEAR) < timeSeconds(finding.common.time, COMMON_YEAR)) {
+      finding.common = item;
+    }
+  }
 }
 
 function sortRanks(ranks) {
@@ -291,16 +407,14 @@ function finish(state) {
   var findings = Array.from(state.findings.values());
   var years = [];
   findings.forEach(function (finding) {
-    finding.occurrences.forEach(function (item) {
-      if (item.time && item.time.year !== null) years.push(item.time.year);
-    });
+    if (finding.minYear !== null) years.push(finding.minYear);
   });
   var year = years.length ? Math.min.apply(null, years) : 1970;
   findings.forEach(function (finding) {
     var best = null, bestKey = null;
-    finding.occurrences.forEach(function (item) {
-      item.rootCause = state.rootRanks.has(item.rank) ||
-        state.rootBlocks.has(item.source + ":" + item.line);
+    finding.locations.forEach(function (item) { item.seconds = timeSeconds(item.time, year); });
+    var candidates = [finding.untimed, finding.dated, isLeap(year) ? finding.leap : finding.common];
+    candidates.filter(Boolean).forEach(function (item) {
       item.seconds = timeSeconds(item.time, year);
       var key = [item.seconds === null ? Infinity : item.seconds,
                  [item.source, item.line, item.segment]];
@@ -310,7 +424,9 @@ function finish(state) {
     });
     finding.first = best;
     finding.firstTime = best.seconds;
-    finding.rootCause = finding.occurrences.some(function (item) { return item.rootCause; });
+    finding.rootCause = finding.inRootBlock || Array.from(finding.ranks).some(function (rank) {
+      return state.rootRanks.has(rank);
+    });
   });
   // Causal level: one more than the deepest found entry that causes this one.
   var found = new Set(findings.map(function (f) { return f.entry.id; }));
@@ -353,6 +469,7 @@ function finish(state) {
     unmatched: errors.map(function (e) {
       return { file: e.file, line: e.line, rank: e.rank, score: e.score, text: e.text };
     }),
+    warnings: index.warnings.slice(),
   };
 }
 
@@ -366,19 +483,14 @@ function locationJson(item) {
 }
 
 function findingJson(f) {
-  var ordered = f.occurrences.slice().sort(function (a, b) {
-    return compareOrder([a.source, a.line, a.segment], [b.source, b.line, b.segment]);
-  });
-  var ranks = new Set();
-  f.occurrences.forEach(function (item) { if (item.rank !== null) ranks.add(item.rank); });
   var first = locationJson(f.first);
   first.text = f.first.text; first.match = f.first.match;
   first.before = f.first.before; first.after = f.first.after;
   return {
     id: f.entry.id, title: f.entry.title, url: f.entry.url, category: f.entry.category,
-    kind: f.entry.kind, role: f.entry.role, count: f.occurrences.length,
-    ranks: sortRanks(ranks), root_cause: f.rootCause, first: first,
-    locations: ordered.slice(0, rules.maxLocations).map(locationJson),
+    kind: f.entry.kind, role: f.entry.role, count: f.count,
+    ranks: sortRanks(f.ranks), root_cause: f.rootCause, first: first,
+    locations: f.locations.map(locationJson),
   };
 }
 

@@ -6,6 +6,22 @@
   var script = document.currentScript;
   var assets = new URL(".", script ? script.src : location.href);
   var worker = null;
+  // The most text the box takes. A textarea lays out every pasted line on the main thread:
+  // 300 KB froze the page for half a second, 100 MB for a minute and a half. A bigger log
+  // goes through the file picker or a drop, which the worker reads in pieces.
+  var MAX_PASTE = 200000;
+
+  function megabytes(count) {
+    return (count / 1e6).toFixed(count < 1e7 ? 1 : 0) + " MB";
+  }
+
+  function tooBig(root, length) {
+    root.querySelector("[data-fp-status]").textContent = "This log is " + megabytes(length) +
+      ", too big to paste (at most " + megabytes(MAX_PASTE) + "). Save it to a file and " +
+      "choose it with the file picker below, or drop it on this page: files of any size " +
+      "are read in pieces, and never leave your browser.";
+    root.setAttribute("data-fp-state", "too-big");
+  }
 
   // The issue form for a failure no entry knows (.github/ISSUE_TEMPLATE/unknown-failure.yml)
   // and the id of its field for the report, as generator/failpedia/site/issue_links.py
@@ -52,9 +68,10 @@
     var pre = element("pre", "fp-finding__log");
     first.before.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     var hit = element("span", "fp-finding__line");
-    hit.appendChild(document.createTextNode(first.text.slice(0, first.match[0])));
-    hit.appendChild(element("mark", null, first.text.slice(first.match[0], first.match[1])));
-    hit.appendChild(document.createTextNode(first.text.slice(first.match[1]) + "\n"));
+    var chars = Array.from(first.text);  // the match is counted in code points, as by the CLI
+    hit.appendChild(document.createTextNode(chars.slice(0, first.match[0]).join("")));
+    hit.appendChild(element("mark", null, chars.slice(first.match[0], first.match[1]).join("")));
+    hit.appendChild(document.createTextNode(chars.slice(first.match[1]).join("") + "\n"));
     pre.appendChild(hit);
     first.after.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
     item.appendChild(pre);
@@ -159,6 +176,9 @@
     out.textContent = "";
     var siteRoot = new URL("../", assets);
     var count = result.findings.length;
+    (result.warnings || []).forEach(function (warning) {
+      out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
+    });
     out.appendChild(element("p", "fp-summary", count
       ? count + " known failure" + (count === 1 ? "" : "s") + " found; the one that started it first."
       : "No known failure found in this log."));
@@ -219,8 +239,17 @@
     root.setAttribute("data-fp-ready", "1");
     var text = root.querySelector("textarea");
     var files = root.querySelector("input[type=file]");
+    text.addEventListener("paste", function (event) {
+      var pasted = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+      var kept = text.value.length - Math.abs(text.selectionEnd - text.selectionStart);
+      if (kept + pasted.length > MAX_PASTE) {
+        event.preventDefault();  // never laid out in the box
+        tooBig(root, kept + pasted.length);
+      }
+    });
     root.querySelector("[data-fp-run]").addEventListener("click", function () {
-      run(root, { text: text.value, name: "pasted log" });
+      if (text.value.length > MAX_PASTE) tooBig(root, text.value.length);
+      else run(root, { text: text.value, name: "pasted log" });
     });
     files.addEventListener("change", function () {
       if (files.files.length) run(root, { files: Array.from(files.files) });

@@ -25,11 +25,20 @@
   // Absolute file paths ("/tmp/run-8f2k/predict.py", "C:\\work\\x.py") are particular to
   // the machine that printed the message; their pieces only match unrelated pages.
   var ABSOLUTE_PATH = /(^|[\s'"(<=[])(?:[A-Za-z]:)?[\\/](?:[\w.@+~-]+[\\/])+[\w.@+~-]*/g;
+  // A query is read up to MAX_QUERY_CHARS characters and MAX_QUERY_WORDS words. The theme
+  // renders every result with each query word marked or listed as missing, on the main
+  // thread, in time that grows with words times results: a pasted 850 KB log blocked the
+  // page for over a minute, 160 words for most of a second. An error message is found by
+  // its first words (the catalog's longest, 854 characters and 131 words, still is).
+  var MAX_QUERY_CHARS = 1000;
+  var MAX_QUERY_WORDS = 64;
   function cleanQuery(text) {
     return String(text)
+      .slice(0, MAX_QUERY_CHARS)
       .replace(ABSOLUTE_PATH, "$1 ")
       .split(SEPARATOR)
       .filter(function (token) { return token && token.length > 1; })
+      .slice(0, MAX_QUERY_WORDS)
       .join(" ");
   }
   window.failpediaCleanQuery = cleanQuery;

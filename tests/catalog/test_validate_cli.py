@@ -13,15 +13,18 @@ import shutil
 import pytest
 from failpedia.catalog.model import Entry, Signature
 from failpedia.catalog.model_fields import model_fields
+from failpedia.signatures.line_rules import LINE_CAP
 from helpers import (
     JAM,
     LIMIT,
+    REPO_ROOT,
     REPORT_LINE,
     TIMEOUT,
     copy_fixture,
     display,
     entry_file,
     line_of,
+    problem_lines,
     read_entry,
     replace_in_entry,
     replace_line,
@@ -751,6 +754,61 @@ def test_polynomial_backtracking_pattern_is_refused_quickly(root):
     assert "Traceback" not in result.stderr
     assert result.returncode == 1
     assert f"{LIMIT_FILE}:10: signatures[0].pattern: " in result.stderr
+
+
+# Patterns that backtrack for hours on a line of their own signature text, through bounded
+# repeats, optional characters and alternatives, each with the text that makes them try
+# every way they have of matching it.
+HOSTILE_PATTERNS = {
+    "bounded-repeats": ("FooError: widget count " + ".{0,1000}" * 4 + "x", "a" * 1000),
+    "bounded-beside-unbounded": (
+        "FooError: widget count [a-z]*[a-z]{0,999}[a-z]{0,999}!",
+        "a" * 4000,
+    ),
+    "optional-characters": ("FooError: widget count " + "a?" * 40 + "a" * 40 + "b", "a" * 70),
+    "alternatives": ("FooError: widget count " + "(?:aa|a)" * 40 + "b", "a" * 60),
+    "optional-groups": ("FooError: widget count " + "(?:ab)?" * 40 + "c", "ab" * 40),
+}
+
+
+@pytest.mark.parametrize(("pattern", "filler"), HOSTILE_PATTERNS.values(), ids=HOSTILE_PATTERNS)
+def test_patterns_that_backtrack_through_bounded_parts_are_refused_quickly(root, pattern, filler):
+    replace_in_entry(root, LIMIT, LIMIT_PATTERN, f"'{pattern}'")
+    replace_in_entry(
+        root,
+        LIMIT,
+        '"FooError: widget count 3 exceeds limit 2"',
+        f'"FooError: widget count {filler}"',
+    )
+    result = run_cli(root, "validate", timeout=5)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1, result.stdout
+    [line] = problem_lines(result.stderr)
+    assert line.startswith(f"{LIMIT_FILE}:10: signatures[0].pattern: column "), line
+
+
+def test_a_huge_signature_text_is_matched_as_a_log_line_is_capped(root):
+    """Logs are matched on a line's first ``LINE_CAP`` characters; so is the signature's
+    own text, which would otherwise take quadratic time on a megabyte of repeats."""
+    replace_in_entry(root, LIMIT, LIMIT_PATTERN, "'FooError: widget count .*x'")
+    text = replace_in_entry(
+        root,
+        LIMIT,
+        '"FooError: widget count 3 exceeds limit 2"',
+        '"' + "FooError: widget count " * 40_000 + '"',
+    )
+    result = run_cli(root, "validate", timeout=5)
+    assert problem_lines(result.stderr) == [
+        f"{LIMIT_FILE}:{line_of(text, 'pattern:')}: signatures[0].pattern: does not match "
+        f"any line of its own signature text (within the first {LINE_CAP} characters of a "
+        "line, as logs are matched)"
+    ]
+
+
+def test_the_catalog_passes_validation():
+    """Every pattern of the real catalog stays within the dialect."""
+    result = run_cli(REPO_ROOT, "validate")
+    assert result.returncode == 0, result.stderr
 
 
 def test_entry_must_reference_the_schema_on_its_first_line(root):

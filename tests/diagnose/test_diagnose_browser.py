@@ -9,7 +9,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from diagnose_helpers import corpus_logs, diagnose_json, essence
+from diagnose_helpers import (
+    MATMUL_LINE,
+    corpus_logs,
+    diagnose_json,
+    essence,
+    many_occurrences_log,
+)
+from failpedia.signatures.dialect import compile_pattern
+from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
 from sitebuild import SiteServer
 
 DONE = "#failpedia-diagnose[data-fp-state=done]"
@@ -58,6 +66,20 @@ def test_page_and_cli_report_the_same_findings_in_the_same_order(
         "document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')"
     )
     assert essence(_drop(log_page, packed)) == essence(cli)
+
+
+@pytest.mark.parametrize("year", [2024, 2023])
+def test_page_keeps_counts_and_the_true_first_past_the_listed_locations(
+    log_page,  # noqa: ANN001
+    tmp_path: Path,
+    year: int,
+) -> None:
+    log = tmp_path / "many.log"
+    log.write_text(many_occurrences_log(year))
+    page, cli = _paste(log_page, log.read_text()), diagnose_json(str(log))
+    assert essence(page) == essence(cli)
+    for mine, theirs in zip(page["findings"], cli["findings"], strict=True):
+        assert mine["locations"] == [item | {"file": "pasted log"} for item in theirs["locations"]]
 
 
 def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:  # noqa: ANN001
@@ -172,3 +194,129 @@ def test_the_page_takes_its_rules_and_limits_from_the_index(
     assert len(cli_first["locations"]) > 1 and len(first["locations"]) == 1
     # Without the torchrun rule, "[default2]:" prefixes no longer give ranks.
     assert cli_first["ranks"] and not first["ranks"]
+
+
+def _indexed_entry(entry_id: str, canonical: str, literal: str) -> dict:
+    return {
+        "id": entry_id,
+        "title": entry_id,
+        "category": "test",
+        "kind": "crash",
+        "role": "initiating",
+        "url": f"test/{entry_id}/",
+        "causes": [],
+        "caused_by": [],
+        "patterns": [{"source": canonical, "literals": [literal]}],
+    }
+
+
+def test_non_bmp_patterns_match_as_in_python_and_a_broken_one_skips_alone(
+    log_page,  # noqa: ANN001
+    built_site: Path,
+    tmp_path: Path,
+) -> None:
+    """An index with a pattern of characters outside the BMP (a range of emoji, and '.'
+    taking one of them) and a pattern this browser cannot compile: the page finds what
+    the CLI finds with the same index, says which pattern it skipped, and keeps working."""
+    data = json.loads((built_site / "signatures.json").read_text(encoding="utf-8"))
+    emoji = compile_pattern("FooError: [\U0001f600-\U0001f64f]+ at .x\\b").canonical
+    data["entries"].append(_indexed_entry("emoji-range", emoji, "FooError: "))
+    compiled = tmp_path / "compiled.json"  # what the CLI reads: the page skips the broken one
+    compiled.write_text(json.dumps(data), encoding="utf-8")
+    data["entries"].append(_indexed_entry("broken-pattern", "BarError: (?<", "BarError: "))
+    index = tmp_path / "signatures.json"
+    index.write_text(json.dumps(data), encoding="utf-8")
+    log_page.route("**/signatures.json", lambda route: route.fulfill(path=str(index)))
+    log = tmp_path / "unicode.log"
+    log.write_text(
+        "[rank1]: BarError: never compiled\n"
+        "[rank1]: FooError: \U0001f600\U0001f603 at \U0001d518x\n"
+        "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\n",
+        encoding="utf-8",
+    )
+    page = _paste(log_page, log.read_text(encoding="utf-8"))
+    cli = diagnose_json("--index", str(compiled), str(log))
+    assert essence(page) == essence(cli)
+    assert {item["id"] for item in page["findings"]} >= {
+        "emoji-range",
+        "matmul-shapes-cannot-be-multiplied",
+    }
+    emoji_first = next(item for item in page["findings"] if item["id"] == "emoji-range")["first"]
+    cli_first = next(item for item in cli["findings"] if item["id"] == "emoji-range")["first"]
+    assert emoji_first["match"] == cli_first["match"]
+    assert any("broken-pattern" in warning for warning in page["warnings"])
+    assert "broken-pattern" in log_page.locator("[data-fp-results]").inner_text()
+    mark = log_page.locator('[data-entry="emoji-range"] mark').inner_text()
+    assert mark == "FooError: \U0001f600\U0001f603 at \U0001d518x"
+
+
+@pytest.fixture
+def watched_page(browser, site_url):  # noqa: ANN001, ANN201
+    """The log page, with the clipboard allowed and its longest main-thread task recorded."""
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url.rstrip("/"))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.add_init_script(RECORD_LONGEST_TASK)
+    page.goto(site_url + "diagnose/")
+    page.wait_for_selector("#failpedia-diagnose[data-fp-ready]")
+    yield page
+    context.close()
+    assert errors == []
+
+
+def test_a_huge_paste_goes_to_the_file_picker_and_the_page_stays_responsive(
+    watched_page,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    """A 32 MB log pasted from the clipboard is not laid out in the box (that froze the page
+    for a minute): the page says to choose it as a file, and that finds its failure."""
+    log = tmp_path / "huge.log"
+    filler = "[default1]:[2024-06-11 03:00:00,000] INFO step 1200 loss 2.113\n" * 500_000
+    log.write_text(filler + "[rank3]: " + MATMUL_LINE.format(8) + "\n")
+    watched_page.evaluate("text => navigator.clipboard.writeText(text)", log.read_text())
+    watched_page.focus("#failpedia-diagnose textarea")
+    watched_page.keyboard.press("Control+V")
+    watched_page.wait_for_selector("#failpedia-diagnose[data-fp-state=too-big]")
+    status = watched_page.locator("[data-fp-status]").inner_text()
+    assert "too big to paste" in status and "file picker" in status
+    assert watched_page.input_value("#failpedia-diagnose textarea") == ""
+    assert longest_task_ms(watched_page) < LONGEST_TASK_BOUND_MS
+    assert essence(_drop(watched_page, log)) == essence(diagnose_json(str(log)))
+
+
+def test_a_gigabyte_line_in_a_gzip_file_is_read_in_pieces(
+    watched_page,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    """A gzip log whose second line is 1 GiB long (a progress bar redrawn with carriage
+    returns, never a newline), with failures before, inside, at the end of and after it:
+    the worker carries at most the published limit of the line (it carried it all, and
+    never finished), finds what the CLI finds, with the same lines, counts and context,
+    and the page stays responsive meanwhile."""
+    bar = b"train:  5%|#         | 50/1000 [00:05<01:35, 9.95it/s]\r"
+    piece = bar * ((8 << 20) // len(bar))
+    packed = tmp_path / "one-line.log.gz"
+    with gzip.open(packed, "wb", compresslevel=6) as handle:
+        handle.write(b"[rank1]: IndexError: Target 7 is out of bounds.\n")
+        for number in range((1 << 30) // len(piece)):
+            handle.write(piece)
+            if number == 50:
+                handle.write(MATMUL_LINE.format(50).encode() + b"\r")
+        handle.write(("[rank3]: " + MATMUL_LINE.format(8) + "\n").encode())
+        handle.write(b"[rank2]: IndexError: Target 9 is out of bounds.\n")
+    found = _drop(watched_page, packed)
+    assert longest_task_ms(watched_page) < LONGEST_TASK_BOUND_MS
+    cli = diagnose_json(str(packed))
+    assert essence(found) == essence(cli)
+    for mine, theirs in zip(found["findings"], cli["findings"], strict=True):
+        for key in ("count", "ranks"):
+            assert mine[key] == theirs[key]
+        for key in ("line", "text", "before", "after", "match"):
+            assert mine["first"][key] == theirs["first"][key]
+        assert [item["line"] for item in mine["locations"]] == [
+            item["line"] for item in theirs["locations"]
+        ]
+    [matmul] = [item for item in cli["findings"] if item["id"].startswith("matmul")]
+    assert matmul["count"] == 2 and matmul["first"]["line"] == 2

@@ -7,11 +7,14 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import failpedia
 import pytest
 from diagnose_helpers import (
     CORPUS,
@@ -19,6 +22,7 @@ from diagnose_helpers import (
     diagnose_json,
     essence,
     expectations,
+    many_occurrences_log,
     run_diagnose,
 )
 
@@ -176,6 +180,30 @@ def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) 
     assert result.stdout  # the good log's findings are still printed
 
 
+def test_a_truncated_gzip_log_reports_what_was_read_before_the_damage(tmp_path: Path) -> None:
+    """A gzip log cut off in the middle (a copy interrupted, a node that died writing it):
+    the lines before the cut are read, matched and counted, and the cut is an error."""
+    lines = [f"[rank0]: step {number} loss 2.1" for number in range(1, 100_001)]
+    lines[99] = "[rank0]: " + MATMUL.format(100)
+    data = ("\n".join(lines) + "\n").encode()
+    packed = gzip.compress(data)
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    result = run_diagnose("--json", str(cut))
+    assert result.returncode == 2
+    assert f"error: {cut}: cannot decompress" in result.stderr.decode()
+    found = json.loads(result.stdout)
+    [summary] = found["inputs"]
+    read = data[: summary["bytes"]]
+    assert len(data) // 4 < len(read) < len(data)
+    assert summary["lines"] == read.count(b"\n") + (not read.endswith(b"\n"))
+    [finding] = found["findings"]
+    assert finding["first"]["line"] == 100
+    text = run_diagnose(str(cut)).stdout.decode().splitlines()[0]
+    assert text.startswith("1 known failure in 1 log, ") and "0 bytes" not in text
+    assert text.endswith(f"{summary['lines']:,} lines; the one that started it first.")
+
+
 def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> None:
     """torchrun --log-dir keeps <run>/attempt_0/<local_rank>/stderr.log, without prefixes."""
     source = CORPUS / "srun-resume-size-mismatch.log"
@@ -192,6 +220,71 @@ def test_per_rank_log_folder_takes_ranks_from_folder_names(tmp_path: Path) -> No
     assert finding["ranks"] == ["0", "1"]
     assert finding["count"] == 2
     assert len(result["inputs"]) == 4
+
+
+def _unprivileged_cli(env: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
+    """The command line of the CLI, and how to run it, such that file permissions apply:
+    as it is, or, for root, as the user nobody, with a Python that nobody can run (this
+    one may live in root's home). Skipped where root cannot run anything as nobody."""
+    if os.geteuid() != 0:
+        return [sys.executable, "-m", "failpedia.cli"], {}
+    as_nobody: dict[str, Any] = {"user": 65534, "group": 65534, "extra_groups": []}
+    for python in (sys.executable, "/usr/bin/python3"):
+        try:
+            probe = subprocess.run(
+                [python, "-c", "import failpedia.cli"], env=env, capture_output=True, **as_nobody
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if probe.returncode == 0:
+            return [python, "-m", "failpedia.cli"], as_nobody
+    pytest.skip("running as root, and no Python the user nobody can run")
+
+
+def test_unreadable_files_in_a_log_folder_are_reported() -> None:
+    """A torchrun log folder where one rank's folder, one file and one link cannot be read:
+    each is named on an error line and the exit is 2, as for a named file, and what can
+    be read is still diagnosed."""
+    base = Path(tempfile.mkdtemp(prefix="failpedia-unreadable-"))
+    try:
+        base.chmod(0o755)  # the unprivileged user must reach it
+        (base / "cache").mkdir(mode=0o777)
+        (base / "cache").chmod(0o777)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(Path(failpedia.__file__).parent.parent),
+            "XDG_CACHE_HOME": str(base / "cache"),
+        }
+        command, how = _unprivileged_cli(env)
+        ranks = base / "run" / "attempt_0"
+        for rank in range(4):
+            (ranks / str(rank)).mkdir(parents=True)
+            (ranks / str(rank) / "stderr.log").write_text(MATMUL.format(rank) + "\n")
+        (ranks / "1").chmod(0)
+        (ranks / "2" / "stderr.log").chmod(0)
+        (ranks / "3" / "stderr.log").unlink()
+        (ranks / "3" / "stderr.log").symlink_to(base / "gone.log")
+        done = subprocess.run(
+            [*command, "diagnose", "--json", str(base / "run")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            **how,
+        )
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert errors == [
+            f"error: {ranks / '1'}: cannot read: Permission denied",
+            f"error: {ranks / '2' / 'stderr.log'}: cannot read: Permission denied",
+            f"error: {ranks / '3' / 'stderr.log'}: cannot read: No such file or directory",
+        ]
+        assert done.returncode == 2
+        [finding] = json.loads(done.stdout)["findings"]
+        assert finding["ranks"] == ["0"]
+    finally:
+        for folder, _, _ in os.walk(base):
+            os.chmod(folder, 0o755)
+        shutil.rmtree(base)
 
 
 def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
@@ -222,6 +315,39 @@ def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
     assert findings[0]["id"] == "view-size-not-compatible-with-stride"
     assert by_id["matmul-shapes-cannot-be-multiplied"]["first"]["rank"] == "0"
     assert by_id["matmul-shapes-cannot-be-multiplied"]["first"]["time"] == "2024-06-11T03:00:05Z"
+
+
+# Every C0 control but tab and newline, DEL and every C1 control: what a terminal acts on.
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def test_terminal_controls_in_a_log_are_shown_not_executed(tmp_path: Path) -> None:
+    """Escape sequences that survive the ANSI stripping (ESC c resets the terminal), C0
+    and C1 controls, backspaces and DEL, in the matched line, its context, an error-like
+    line and a file name, are printed visibly (^[, ^H, ^?, M-^[ as ``cat -v`` shows
+    them), never as themselves; the JSON output keeps them exactly."""
+    hostile = "\x1bc\x08\x08\x7f\u009b2J\x07\x00"
+    log = tmp_path / "ev\x1bil\x08\x9b.log"
+    log.write_text(
+        f"[rank0]: before {hostile}\n"
+        f"[rank0]:{MATMUL.format(8)} {hostile}\n"
+        f"[rank0]: after {hostile}\n",
+        encoding="utf-8",
+    )
+    shown = run_diagnose(str(log)).stdout.decode()
+    assert not TERMINAL_CONTROLS.findall(shown.replace("\n", ""))
+    assert "^[c^H^H^?M-^[2J^G^@" in shown
+    assert f"> 2 | {MATMUL.format(8)} ^[c^H^H^?M-^[2J^G^@" in shown
+    assert "  1 | [rank0]: before ^[c" in shown and "ev^[il^HM-^[.log" in shown
+    [finding] = diagnose_json(str(log))["findings"]
+    assert finding["first"]["text"] == f"{MATMUL.format(8)} {hostile}"
+    assert finding["first"]["after"] == [f"[rank0]: after {hostile}"]
+
+    unmatched = tmp_path / "unmatched.log"
+    unmatched.write_text(f"ValueError: bad schedule {hostile}\n", encoding="utf-8")
+    shown = run_diagnose(str(unmatched)).stdout.decode()
+    assert "ValueError: bad schedule ^[c^H^H^?M-^[2J^G^@" in shown
+    assert not TERMINAL_CONTROLS.findall(shown.replace("\n", ""))
 
 
 def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
@@ -269,6 +395,61 @@ def test_memory_stays_flat_as_the_log_grows(tmp_path: Path) -> None:
     _write_log(large, 120)
     growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
     assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 100 MB more log"
+
+
+def _write_matching_log(path: Path, megabytes: int) -> int:
+    """A log where every line is a failure, on one of 64 ranks, padded to about a kilobyte
+    (many hits, yet few enough to match quickly); returns its line count."""
+    lines = 0
+    with path.open("w") as handle:
+        while handle.tell() < megabytes * 1_000_000:
+            handle.write(
+                "".join(
+                    f"[rank{number % 64}]: RuntimeError: mat1 and mat2 shapes cannot be "
+                    f"multiplied (4x{number} and 16x2) {'.' * (900 + number % 100)}\n"
+                    for number in range(lines, lines + 1000)
+                )
+            )
+            lines += 1000
+    return lines
+
+
+def test_memory_stays_flat_when_every_line_matches(tmp_path: Path) -> None:
+    """Ten times as many matches, about the same peak memory: a finding keeps its counts,
+    ranks, first occurrence and a bounded list of locations, not every occurrence, and
+    the hits wait for the matcher in bounded batches. (16 MB keeps up to eight scanning
+    threads busy, as the larger log does.)"""
+    small, large = tmp_path / "small.log", tmp_path / "large.log"
+    _write_matching_log(small, 16)
+    lines = _write_matching_log(large, 160)
+    growth_kib = _peak_rss_kib(large) - _peak_rss_kib(small)
+    assert growth_kib < 30_000, f"peak memory grew by {growth_kib} KiB for 144 MB more matches"
+    [finding] = diagnose_json(str(large))["findings"]
+    assert finding["count"] == lines
+    assert finding["ranks"] == [str(rank) for rank in range(64)]
+    assert finding["first"]["line"] == 1
+    assert [item["line"] for item in finding["locations"]] == list(range(1, 51))
+
+
+@pytest.mark.parametrize(("year", "view_first"), [(2024, 122), (2023, 121)])
+def test_counts_ranks_and_the_true_first_past_the_listed_locations(
+    tmp_path: Path, year: int, view_first: int
+) -> None:
+    """Only MAX_LOCATIONS occurrences are listed, yet the count, the ranks and the first by
+    the ordering rules are those of every occurrence: the earliest time, wherever it is,
+    with a year-less time read in the year the log's other times give (on the 29th of
+    February, before the 1st of March in a leap year, the same day otherwise)."""
+    log = tmp_path / "many.log"
+    log.write_text(many_occurrences_log(year))
+    by_id = {item["id"]: item for item in diagnose_json(str(log))["findings"]}
+    matmul = by_id["matmul-shapes-cannot-be-multiplied"]
+    assert matmul["count"] == 120 and matmul["ranks"] == ["0", "1", "2", "3"]
+    assert [item["line"] for item in matmul["locations"]] == list(range(1, 51))
+    assert (matmul["first"]["line"], matmul["first"]["time"]) == (119, f"{year}-06-11T03:00:00Z")
+    view = by_id["view-size-not-compatible-with-stride"]
+    assert view["count"] == 80 and view["ranks"] == ["1", "2"]
+    assert view["first"]["line"] == view_first
+    assert view["locations"][-1]["line"] == 170
 
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x{} and 16x2)"

@@ -1,7 +1,7 @@
 """Property tests of the pattern dialect: ``compile_pattern`` either refuses a string with
 PatternError or returns a canonical regex that Python compiles, with no backreference or
 lookaround, no repeated group, and the same matches as the source on single lines; it
-never hangs."""
+never hangs, and what it accepts runs on the most hostile lines within a bound."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from re import _constants as sre
 from re import _parser as sre_parse
 
 import pytest
+from failpedia.diagnose.exact import ExactPattern
 from failpedia.signatures.dialect import MIN_LITERAL, CompiledPattern, PatternError, compile_pattern
-from helpers import time_limit
-from hypothesis import given, settings
+from failpedia.signatures.line_rules import LINE_CAP
+from helpers import cpu_time_limit, time_limit
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 PATTERN_PIECES = [
@@ -221,6 +223,15 @@ def test_compile_pattern_refuses_or_compiles_a_safe_regex(source, lines):
         r"\d+\s\w+",
         r"FooError|x",
         "",
+        "FooError: " + ".{0,1000}" * 4 + "x",
+        "FooError: [a-z]*[a-z]{0,999}",
+        "FooError: " + "a?" * 40 + "a" * 40,
+        "FooError: " + "(?:aa|a)" * 40,
+        "FooError: " + "(?:ab)?" * 40,
+        "FooError: \ud800",
+        "FooError: " + "x" * 3000,
+        "FooError: x{301}",
+        "FooError: " + "[^x]{0,100}x" * 4,
     ],
 )
 def test_known_bad_patterns_are_refused(source):
@@ -245,3 +256,103 @@ def test_repeat_counts_are_ascii_digits():
     except PatternError:
         return
     assert compiled.search("FooError: aaa")
+
+
+# Parts that backtrack: repeats of every width, optional parts, alternatives that start
+# alike, and classes that share characters with each other and with the cores.
+ELASTIC_ATOMS = [".", "\\w", "\\D", "[a-z]", "[^:]", "[\\w.]", "e", "x"]
+ELASTIC_GROUPS = ["(?:ab|a)", "(?:Error|Err)", "(?:x.*)", "(?:e?)", "(?:[a-z]+:)"]
+WIDE = ["*", "+", "{2,}?", "{0,200}", "{3,40}", "{0,11}"]
+NARROW = ["?", "??", "{0,10}", "{1,4}"]
+ELASTIC_QUANTIFIERS = [*WIDE, *WIDE, *NARROW]
+ELASTIC_PIECE = st.one_of(
+    st.tuples(st.sampled_from(ELASTIC_ATOMS), st.sampled_from(ELASTIC_QUANTIFIERS)).map("".join),
+    st.tuples(st.sampled_from(ELASTIC_GROUPS), st.sampled_from(["", "?", "??"])).map("".join),
+    st.sampled_from(ATOMS),
+)
+
+
+@st.composite
+def elastic_patterns(draw):
+    """Patterns crowded with parts that can backtrack, around a literal core."""
+    before = "".join(draw(st.lists(ELASTIC_PIECE, max_size=10)))
+    after = "".join(draw(st.lists(ELASTIC_PIECE, max_size=10)))
+    return before + draw(st.sampled_from(CORES)) + after
+
+
+CANDIDATE_CHARS = [chr(code) for code in range(32, 127)] + ["\t", "\u00e9", "\u2028", "\U0001f600"]
+
+
+def _accepts(body, char: str) -> bool:
+    """Whether a repeated single-character body, as sre parsed it, accepts ``char``."""
+    [(op, av)] = body
+    code = ord(char)
+    if op is sre.LITERAL:
+        return code == av
+    if op is sre.NOT_LITERAL:
+        return code != av
+    assert op is sre.IN, op
+    negate, hit = False, False
+    for item, value in av:
+        if item is sre.NEGATE:
+            negate = True
+        elif item is sre.LITERAL:
+            hit = hit or code == value
+        elif item is sre.RANGE:
+            hit = hit or value[0] <= code <= value[1]
+        else:
+            raise AssertionError(f"unexpected class member {item} in a canonical pattern")
+    return hit != negate
+
+
+def repeated_characters(canonical: str) -> list[str]:
+    """For each repeat or optional part of the pattern, in order, a character it accepts."""
+    found = []
+    for op, av in walk(sre_parse.parse(canonical, re.ASCII).data):
+        if op in REPEATS and len(av[2]) == 1 and av[2][0][0] in SINGLE_CHARACTER_OPS:
+            accepted = [char for char in CANDIDATE_CHARS if _accepts(list(av[2]), char)]
+            if accepted:
+                found.append(accepted[len(accepted) // 2])
+    return found
+
+
+def hostile_lines(compiled: CompiledPattern) -> list[str]:
+    """Lines a backtracking engine works hardest on for this pattern: long runs of what its
+    repeats accept, alone or after its literal core, once or over and over, and all its
+    repeats' characters in turn (the pumped string of polynomial backtracking), each cut
+    to a log line's cap and ended by a character it does not expect."""
+    runs = list(dict.fromkeys(repeated_characters(compiled.canonical)))
+    literal = compiled.literals[0]
+    lines = []
+    for char in runs:
+        lines += [literal + char * LINE_CAP, (literal + char * 8) * LINE_CAP, char * LINE_CAP]
+    if len(runs) > 1:
+        share = LINE_CAP // len(runs)
+        lines.append(literal + "".join(char * share for char in runs))
+    return [line[: LINE_CAP - 1] + "\x00" for line in lines]
+
+
+# A line costs at most a few times a line's length squared in steps (each start position
+# of a search may read the line to its end): under a second. A pattern that backtracks
+# cubically or exponentially takes minutes to years.
+CPU_SECONDS_PER_LINE = 5
+
+
+@settings(max_examples=200, deadline=None)
+@given(source=elastic_patterns())
+@example(source=".*.{0,200}FooError: ")
+@example(source="FooError: [a-z]*[a-z]{0,999}")
+@example(source="FooError: " + "(?:ab)?" * 30 + "c")
+@example(source="FooError: " + "x?" * 30 + "x" * 30)
+def test_accepted_patterns_run_on_hostile_lines_within_a_bound(source):
+    """Whatever the dialect accepts, its canonical form and the exact check of ``failpedia
+    diagnose`` search the hardest lines for it, capped as logs are, in bounded time."""
+    try:
+        compiled = compile_pattern(source)
+    except PatternError:
+        return
+    exact = ExactPattern(compiled.canonical)
+    for line in hostile_lines(compiled):
+        with cpu_time_limit(CPU_SECONDS_PER_LINE):
+            found = compiled.search(line)
+            assert exact.search(line) == (found.span() if found else None)

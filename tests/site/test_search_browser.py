@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from failpedia.catalog.validate import load_catalog
+from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
 from sitebuild import REPO
 
 CATALOG, _ = load_catalog(REPO / "entries", REPO)
@@ -101,3 +102,27 @@ def test_search_drops_absolute_paths(search_page) -> None:  # noqa: ANN001
         "Connection closed; File '/tmp/run-8f2k/predict.py', C:\\\\work\\\\x.py line 3\")"
     )
     assert cleaned == "RuntimeError 553 Connection closed File line"
+
+
+def test_a_huge_pasted_query_keeps_the_page_responsive(browser, site_url) -> None:  # noqa: ANN001
+    """850 KB of log pasted into the search box (its words were each marked or listed as
+    missing in every result, which blocked the page for over a minute): the search
+    answers and the main thread is never busy for long."""
+    corpus = "".join(
+        path.read_text() for path in sorted((REPO / "tests" / "diagnose_corpus").glob("*.log"))
+    )
+    query = (corpus * (850_000 // len(corpus) + 1))[:850_000]
+    context = browser.new_context()
+    page = context.new_page()
+    page.add_init_script(RECORD_LONGEST_TASK)
+    page.goto(site_url, wait_until="load")
+    page.click("input[data-md-component=search-query]")
+    page.keyboard.insert_text(query)
+    page.wait_for_function(
+        "() => /matching/.test(document.querySelector('.md-search-result__meta').textContent)",
+        timeout=120_000,
+    )
+    page.wait_for_timeout(1000)  # the results are rendered
+    longest = longest_task_ms(page)
+    context.close()
+    assert longest < LONGEST_TASK_BOUND_MS

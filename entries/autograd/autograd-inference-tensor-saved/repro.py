@@ -57,32 +57,50 @@ def loss_fn(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def evaluate_inference_mode(model: nn.Module, tokens: torch.Tensor) -> float:
+def evaluate(model: nn.Module, tokens: torch.Tensor) -> float:
     model.eval()
     return loss_fn(model, tokens).item()
 
 
-# --- fix: start
-@torch.no_grad()  # not inference_mode: tensors made here must stay usable by autograd
-def evaluate_no_grad(model: nn.Module, tokens: torch.Tensor) -> float:
-    model.eval()
-    return loss_fn(model, tokens).item()
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    @torch.no_grad()  # not inference_mode: tensors made here must stay usable by autograd
+    def evaluate(model: nn.Module, tokens: torch.Tensor) -> float:
+        model.eval()
+        return loss_fn(model, tokens).item()
+    # --- fix: end
 
 
-evaluate = evaluate_no_grad if FIXED else evaluate_inference_mode
+def train(model: nn.Module, tokens: torch.Tensor, steps: int = 3) -> list[float]:
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
+    losses = []
+    for step in range(steps):
+        loss = loss_fn(model, tokens)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        print(f"step {step}: train loss {loss.item():.4f}")
+    return losses
+
+
 model = TinyLM()
-optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+untouched = TinyLM()
+untouched.load_state_dict(model.state_dict())  # same weights, never evaluated before training
 data = torch.randint(0, 50, (8, 13))
 
-print(f"sanity-check eval loss: {evaluate(model, data):.4f}")
+eval_loss = evaluate(model, data)
+print(f"sanity-check eval loss: {eval_loss:.4f}")
 cos, _ = model.rotary.cache[12]
 print(f"cached cos table: is_inference={cos.is_inference()}")
+losses = train(model, data)
 
-model.train()
-for step in range(3):
-    loss = loss_fn(model, data)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    print(f"step {step}: train loss {loss.item():.4f}")
+# --- check: start
+reference_losses = train(untouched, data)
+assert abs(eval_loss - reference_losses[0]) < 1e-5  # eval saw the loss training starts from
+torch.testing.assert_close(losses, reference_losses)
+for p, q in zip(model.parameters(), untouched.parameters()):
+    torch.testing.assert_close(p, q)
+print("check: losses and weights equal those of a copy trained without the eval")
+# --- check: end

@@ -16,6 +16,19 @@ import torch.nn.functional as F
 FIXED = "--fixed" in sys.argv[1:]
 
 
+def gated_relu(h: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    gated = h * gate  # MulBackward0 saves h (version 0) to compute d(gate)
+    return gated + F.relu(h, inplace=True)  # overwrites h: version 0 -> 1
+
+
+if FIXED:
+    # --- fix: start
+    def gated_relu(h: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+        gated = h * gate  # saves h (version 0) for the gate's gradient
+        return gated + F.relu(h)  # out of place: h keeps the values mul saved
+    # --- fix: end
+
+
 class GatedBlock(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -24,26 +37,26 @@ class GatedBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
-        gated = h * self.gate  # MulBackward0 saves h (version 0) to compute d(gate)
-        out = gated + F.relu(h, inplace=True)  # overwrites h: version 0 -> 1
+        out = gated_relu(h, self.gate)
         print(f"h._version after forward: {h._version}")
         return out
-
-
-# --- fix: start
-class FixedGatedBlock(GatedBlock):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.fc(x)
-        gated = h * self.gate  # saves h (version 0) for the gate's gradient
-        out = gated + F.relu(h)  # out of place: h keeps the values mul saved
-        print(f"h._version after forward: {h._version}")
-        return out
-# --- fix: end
 
 
 torch.manual_seed(0)
 print("torch", torch.__version__)
-block = FixedGatedBlock() if FIXED else GatedBlock()
-loss = block(torch.randn(4, 3)).pow(2).mean()
+block = GatedBlock()
+x = torch.randn(4, 3)
+out = block(x)
+loss = out.pow(2).mean()
 loss.backward()
 print("gate.grad:", block.gate.grad)
+
+# --- check: start
+with torch.no_grad():
+    h = block.fc(x)
+    expected_out = h * block.gate + h.clamp(min=0)  # relu written by hand
+    expected_grad = (2 * expected_out * h).sum(0) / expected_out.numel()  # d mean(out^2) / d gate
+torch.testing.assert_close(out.detach(), expected_out)
+torch.testing.assert_close(block.gate.grad, expected_grad)
+print("check: output and gate.grad equal the hand-derived values")
+# --- check: end

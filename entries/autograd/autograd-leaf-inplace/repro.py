@@ -29,21 +29,21 @@ def clip_weights(model: nn.Module, limit: float) -> None:
         p.clamp_(-limit, limit)
 
 
-# --- fix: start
-@torch.no_grad()
-def init_weights_no_grad(module: nn.Module) -> None:
-    """The same initialisation with autograd off: it sets values, it is not part of a graph."""
-    if isinstance(module, nn.Linear):
-        module.weight.normal_(0.0, 0.02)
-        module.bias.zero_()
+if FIXED:
+    # --- fix: start
+    @torch.no_grad()
+    def init_weights(module: nn.Module) -> None:
+        """The same initialisation with autograd off: it sets values, it is not part of a graph."""
+        if isinstance(module, nn.Linear):
+            module.weight.normal_(0.0, 0.02)
+            module.bias.zero_()
 
-
-@torch.no_grad()
-def clip_weights_no_grad(model: nn.Module, limit: float) -> None:
-    """The same clipping with autograd off, like the optimizer's own update."""
-    for p in model.parameters():
-        p.clamp_(-limit, limit)
-# --- fix: end
+    @torch.no_grad()
+    def clip_weights(model: nn.Module, limit: float) -> None:
+        """The same clipping with autograd off, like the optimizer's own update."""
+        for p in model.parameters():
+            p.clamp_(-limit, limit)
+    # --- fix: end
 
 
 torch.manual_seed(0)
@@ -52,8 +52,8 @@ critic = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
 w = critic[0].weight
 print(f"weight: is_leaf={w.is_leaf} requires_grad={w.requires_grad} grad_enabled={torch.is_grad_enabled()}")
 
-critic.apply(init_weights_no_grad if FIXED else init_weights)
-clip = clip_weights_no_grad if FIXED else clip_weights
+critic.apply(init_weights)
+after_init = {name: p.detach().clone() for name, p in critic.named_parameters()}
 optimizer = torch.optim.RMSprop(critic.parameters(), lr=5e-4)
 
 for step in range(3):
@@ -62,8 +62,16 @@ for step in range(3):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    clip(critic, 0.01)
+    clip_weights(critic, 0.01)
     print(f"step {step}: critic loss {loss.item():.5f}")
 
 largest = max(p.abs().max().item() for p in critic.parameters())
 print(f"largest |parameter| after clipping: {largest:.4f}")
+
+# --- check: start
+assert after_init["0.bias"].eq(0).all() and after_init["2.bias"].eq(0).all()  # zero_() ran
+assert 0.01 < after_init["0.weight"].std() < 0.03  # normal_(0, 0.02) replaced the default init
+assert all(p.abs().max() <= 0.01 for p in critic.parameters())  # clamp_ ran after the last step
+assert not torch.equal(critic[0].weight, after_init["0.weight"])  # the optimizer trained it
+print("check: init set N(0, 0.02) weights and zero biases; weights trained and clipped to 0.01")
+# --- check: end

@@ -22,23 +22,34 @@ def eval_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     return F.mse_loss(model(x), y)
 
 
-# --- fix: start
-def train_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """The same loss without @torch.no_grad(), so autograd records the graph."""
-    return F.mse_loss(model(x), y)
-# --- fix: end
+train_loss = eval_loss  # the training step reuses the validation helper
+if FIXED:
+    # --- fix: start
+    def train_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The same loss without @torch.no_grad(), so autograd records the graph."""
+        return F.mse_loss(model(x), y)
+    # --- fix: end
 
 
 torch.manual_seed(0)
 print("torch", torch.__version__)
 model = nn.Linear(4, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+lr = 0.1
+optimizer = torch.optim.SGD(model.parameters(), lr=lr)
 x, y = torch.randn(8, 4), torch.randn(8, 1)
+w0, b0 = model.weight.detach().clone(), model.bias.detach().clone()
 
-loss_fn = train_loss if FIXED else eval_loss
-loss = loss_fn(model, x, y)
+loss = train_loss(model, x, y)
 print(f"loss.requires_grad={loss.requires_grad} loss.grad_fn={loss.grad_fn}")
 optimizer.zero_grad()
 loss.backward()
 optimizer.step()
 print("weight.grad is None:", model.weight.grad is None)
+
+# --- check: start
+residual = x @ w0.T + b0 - y
+expected_grad = 2 * residual.T @ x / len(x)  # d/dW of mean((xW^T + b - y)^2)
+torch.testing.assert_close(model.weight.grad, expected_grad)
+torch.testing.assert_close(model.weight.detach(), w0 - lr * expected_grad)  # the step used it
+print("check: weight.grad equals the analytic MSE gradient and SGD applied it")
+# --- check: end

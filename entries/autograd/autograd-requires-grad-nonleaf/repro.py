@@ -31,7 +31,7 @@ def make_model() -> nn.Sequential:
     )
 
 
-def freeze_convs_by_attribute(encoder: nn.Module) -> None:
+def freeze(encoder: nn.Module) -> None:
     """Freeze helper written for plain layers: touches `.weight` and `.bias` by name."""
     for module in encoder.modules():
         if isinstance(module, nn.Conv1d):
@@ -39,20 +39,23 @@ def freeze_convs_by_attribute(encoder: nn.Module) -> None:
             module.bias.requires_grad = False
 
 
-# --- fix: start
-def freeze_parameters(encoder: nn.Module) -> None:
-    """Freeze the leaves autograd owns: every registered parameter, whatever its name."""
-    encoder.requires_grad_(False)  # weight_g/weight_v (original0/1) and biases included
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    def freeze(encoder: nn.Module) -> None:
+        """Freeze the leaves autograd owns: every registered parameter, whatever its name."""
+        encoder.requires_grad_(False)  # weight_g/weight_v (original0/1) and biases included
+    # --- fix: end
 
 
 model = make_model()
-encoder = model[:4]
+encoder, head = model[:4], model[4]
 w = model[0].weight
 print(f"model[0].weight: is_leaf={w.is_leaf} grad_fn={type(w.grad_fn).__name__}")
 print("parameters of model[0]:", [name for name, _ in model[0].named_parameters()])
+encoder_before = {k: v.clone() for k, v in encoder.state_dict().items()}
+head_before = {k: v.clone() for k, v in head.state_dict().items()}
 
-(freeze_parameters if FIXED else freeze_convs_by_attribute)(encoder)
+freeze(encoder)
 
 trainable = [name for name, p in model.named_parameters() if p.requires_grad]
 print("trainable after freezing:", trainable)
@@ -64,3 +67,13 @@ for step in range(3):
     loss.backward()
     optimizer.step()
     print(f"step {step}: loss {loss.item():.4f}")
+
+# --- check: start
+for name, value in encoder.state_dict().items():
+    torch.testing.assert_close(value, encoder_before[name])  # frozen: unchanged by training
+for name, value in head.state_dict().items():
+    assert not torch.equal(value, head_before[name]), name  # the head was fine-tuned
+assert all(p.grad is None for p in encoder.parameters())  # no gradient computed for them
+assert trainable == ["4.weight", "4.bias"]
+print("check: the encoder got no gradients and is unchanged, the head was trained")
+# --- check: end

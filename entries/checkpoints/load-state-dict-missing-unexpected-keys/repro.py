@@ -9,7 +9,8 @@
 - one from `torch.compile(Net())`, whose keys start with `_orig_mod.`; same error.
 `python repro.py --fixed`: both prefixes are stripped with
 `torch.nn.modules.utils.consume_prefix_in_state_dict_if_present` before a strict load,
-and every key matches.
+and every key matches. The check compares each loaded model's tensors with the weights
+of the network that was saved.
 """
 
 import os
@@ -33,13 +34,18 @@ class Net(nn.Module):
         return self.fc(torch.relu(self.encoder(x)))
 
 
-# --- fix: start
 def load_into(model: nn.Module, state_dict: dict):
-    """Strip the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add."""
-    for prefix in ("module.", "_orig_mod."):
-        torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state_dict, prefix)
-    return model.load_state_dict(state_dict)  # still strict: every key must match
-# --- fix: end
+    return model.load_state_dict(state_dict)  # strict: every key must match
+
+
+if FIXED:
+    # --- fix: start
+    def load_into(model: nn.Module, state_dict: dict):
+        """Strip the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add."""
+        for prefix in ("module.", "_orig_mod."):
+            torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state_dict, prefix)
+        return model.load_state_dict(state_dict)  # still strict: every key must match
+    # --- fix: end
 
 
 def save_and_reload(wrapped: nn.Module, folder: str, name: str) -> dict:
@@ -48,26 +54,25 @@ def save_and_reload(wrapped: nn.Module, folder: str, name: str) -> dict:
     return torch.load(path, map_location="cpu")
 
 
-def main() -> None:
-    torch.manual_seed(0)
-    with tempfile.TemporaryDirectory() as tmp:
-        checkpoints = {
-            "DataParallel": save_and_reload(nn.DataParallel(Net()), tmp, "dp.pt"),
-            "torch.compile": save_and_reload(torch.compile(Net()), tmp, "compiled.pt"),
-        }
-    for source, state_dict in checkpoints.items():
-        model = Net()
-        print(f"checkpoint from {source}: first key {next(iter(state_dict))!r}")
-        if FIXED:
-            print("  ", load_into(model, state_dict))
-        elif source == "DataParallel":
-            try:
-                model.load_state_dict(state_dict)
-            except RuntimeError:
-                traceback.print_exc()  # keep going: show the torch.compile prefix too
-        else:
-            model.load_state_dict(state_dict)
+torch.manual_seed(0)
+trained = {"DataParallel": Net(), "torch.compile": Net()}
+with tempfile.TemporaryDirectory() as tmp:
+    checkpoints = {
+        "DataParallel": save_and_reload(nn.DataParallel(trained["DataParallel"]), tmp, "dp.pt"),
+        "torch.compile": save_and_reload(torch.compile(trained["torch.compile"]), tmp, "compiled.pt"),
+    }
+restored = {}
+for source, state_dict in checkpoints.items():
+    print(f"checkpoint from {source}: first key {next(iter(state_dict))!r}")
+    model = Net()
+    try:
+        print("  ", load_into(model, state_dict))
+        restored[source] = model
+    except RuntimeError:
+        traceback.print_exc()  # keep going: show the torch.compile prefix too
 
-
-if __name__ == "__main__":
-    main()
+# --- check: start
+for source, original in trained.items():
+    torch.testing.assert_close(restored[source].state_dict(), original.state_dict())
+print("check: both loaded models hold exactly the weights of the networks that were saved")
+# --- check: end

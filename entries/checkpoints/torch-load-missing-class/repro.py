@@ -1,92 +1,77 @@
 """Reproducer for torch-load-missing-class.
 
-`python repro.py`: two scripts in a temporary project folder, run as separate processes
-like a real train/serve split. `train.py` defines `class Net` in the script itself and
-saves the whole model with `torch.save(model, "model.pt")`, which pickles a reference
-`__main__.Net`, not the class. `predict.py` loads it with
-`torch.load("model.pt", weights_only=False)` (what the `Weights only load failed` message
-of torch >= 2.6 suggests). In that process `__main__` is `predict.py`, which has no `Net`:
-`AttributeError: Can't get attribute 'Net' on <module '__main__' from '.../predict.py'>`.
-`python repro.py --fixed`: the class lives in an importable module, `model_def.py`;
-`train.py` saves only `model.state_dict()`, and `predict.py` builds `Net()` from that
-module and loads the weights with the default `weights_only=True`.
+`python repro.py`: a train/serve split in two processes. This script trains: it defines
+`class Net` in itself and saves the whole model with `torch.save(model, path)`, which
+pickles a reference `__main__.Net`, not the class. `predict.py`, a separate script, loads
+it with `torch.load(path, weights_only=False)` (what the `Weights only load failed`
+message of torch >= 2.6 suggests). In that process `__main__` is `predict.py`, which has
+no `Net`: `AttributeError: Can't get attribute 'Net' on <module '__main__' from
+'.../predict.py'>`.
+`python repro.py --fixed`: the class lives in an importable module, `model_def.py`; the
+trainer saves only `model.state_dict()`, and the loader builds `Net()` from that module and
+loads the weights with the default `weights_only=True`. The check compares the serving
+process's predictions with the trained model's on the same inputs.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 
-FIXED = "--fixed" in sys.argv[1:]
-
-NET_CLASS = '''
 import torch
 from torch import nn
 
+FIXED = "--fixed" in sys.argv[1:]
 
-class Net(nn.Module):
-    def __init__(self):
+
+class Net(nn.Module):  # defined in the training script itself: pickled as `__main__.Net`
+    def __init__(self) -> None:
         super().__init__()
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 3)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.relu(self.fc1(x)))
-'''
 
-BROKEN_TRAIN = NET_CLASS + '''
-torch.manual_seed(0)
-model = Net()
-torch.save(model, "model.pt")  # pickles the object; the class is stored as "__main__.Net"
-print("train.py: saved the whole model to model.pt")
-'''
 
-BROKEN_PREDICT = '''
-import torch
+def save_model(model: nn.Module, path: str) -> None:
+    torch.save(model, path)  # pickles the object; its class is stored as a reference
 
-model = torch.load("model.pt", weights_only=False)  # needs __main__.Net in *this* process
-model.eval()
-print("predict.py:", model(torch.ones(1, 8)))
-'''
 
-# --- fix: start
-MODEL_DEF = NET_CLASS  # model_def.py: the class in a module both scripts import
+def load_model(path: str) -> nn.Module:
+    return torch.load(path, weights_only=False)  # needs that class in *this* process
 
-FIXED_TRAIN = '''
-import torch
-from model_def import Net
 
-torch.manual_seed(0)
-model = Net()
-torch.save(model.state_dict(), "model.pt")  # tensors only: no class reference inside
-print("train.py: saved model.state_dict() to model.pt")
-'''
+if FIXED:
+    # --- fix: start
+    from model_def import Net  # the class in a module both scripts import
 
-FIXED_PREDICT = '''
-import torch
-from model_def import Net
+    def save_model(model: nn.Module, path: str) -> None:
+        torch.save(model.state_dict(), path)  # tensors only: no class reference inside
 
-model = Net()  # the code defines the architecture ...
-model.load_state_dict(torch.load("model.pt", weights_only=True))  # ... the file the weights
-model.eval()
-print("predict.py:", model(torch.ones(1, 8)))
-'''
-# --- fix: end
+    def load_model(path: str) -> nn.Module:
+        model = Net()  # the code builds the architecture ...
+        model.load_state_dict(torch.load(path, weights_only=True))  # ... the file holds the weights
+        return model
+    # --- fix: end
 
-project = tempfile.mkdtemp(prefix="repro-missing-class-")
-try:
-    files = {"train.py": BROKEN_TRAIN, "predict.py": BROKEN_PREDICT}
-    if FIXED:
-        files = {"model_def.py": MODEL_DEF, "train.py": FIXED_TRAIN, "predict.py": FIXED_PREDICT}
-    for name, source in files.items():
-        with open(os.path.join(project, name), "w") as f:
-            f.write(textwrap.dedent(source))
 
-    for script in ("train.py", "predict.py"):
-        result = subprocess.run([sys.executable, script], cwd=project)
-        if result.returncode != 0:
-            sys.exit(f"{script} failed with exit code {result.returncode}")
-finally:
-    shutil.rmtree(project, ignore_errors=True)
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch.manual_seed(0)
+    model = Net()
+    inputs = torch.ones(4, 8)
+    with tempfile.TemporaryDirectory(prefix="repro-missing-class-") as project:
+        model_path = os.path.join(project, "model.pt")
+        save_model(model, model_path)
+        print("train: saved model.pt")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        serve = subprocess.run([sys.executable, os.path.join(here, "predict.py"), model_path, *sys.argv[1:]], env=env)
+        served = torch.load(os.path.join(project, "predictions.pt")) if serve.returncode == 0 else None
+
+    # --- check: start
+    assert served is not None, f"predict.py failed with exit code {serve.returncode}"
+    with torch.no_grad():
+        torch.testing.assert_close(served, model(inputs))
+    print("check: the serving script's predictions equal the trained model's")
+    # --- check: end

@@ -7,12 +7,12 @@ preemption, the OOM killer or a full disk). The restarted job calls `torch.load(
 the half-written zip archive, which has no central directory at its end, and fails.
 `python repro.py --fixed`: checkpoints are saved atomically: written to a temporary file in
 the same folder, flushed to disk, then moved over the old one with `os.replace`. The crash
-now only loses the temporary file; the restart loads the intact step-1 checkpoint.
+now only loses the temporary file; the restart loads the intact step-1 checkpoint. The
+check compares the resumed model and optimizer state with step 1's, computed again.
 """
 
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,28 +32,28 @@ def training_state(step: int) -> dict:
     return {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
 
 
-def save_checkpoint_plain(state: dict, path: str) -> None:
+def save_checkpoint(state: dict, path: str) -> None:
     torch.save(state, path)  # opens `path` for writing: the old checkpoint is gone at once
 
 
-# --- fix: start
-def save_checkpoint_atomic(state: dict, path: str) -> None:
-    """Write to a temporary file next to `path`, then swap it in with one rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp_path = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.replace(tmp_path, path)  # atomic: readers see the old file or the new, never half
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.remove(tmp_path)
-        raise
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    def save_checkpoint(state: dict, path: str) -> None:
+        """Write to a temporary file next to `path`, then swap it in with one rename."""
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp_path = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                torch.save(state, f)
+                f.flush()
+                os.fsync(f.fileno())  # the bytes are on disk before the name points at them
+            os.replace(tmp_path, path)  # atomic: readers see the old file or the new, never half
+        except BaseException:
+            if os.path.exists(tmp_path):
+                os.remove(tmp_path)
+            raise
+    # --- fix: end
 
-save_checkpoint = save_checkpoint_atomic if FIXED else save_checkpoint_plain
 
 if "--crash-while-saving" in sys.argv:
     # The trainer process for step 2: any file it writes past `limit` bytes kills it.
@@ -64,16 +64,14 @@ if "--crash-while-saving" in sys.argv:
     save_checkpoint(training_state(step=2), path)
     sys.exit(0)
 
-workdir = tempfile.mkdtemp(prefix="repro-truncated-ckpt-")
-ckpt = os.path.join(workdir, "last.pt")
-try:
+with tempfile.TemporaryDirectory(prefix="repro-truncated-ckpt-") as workdir:
+    ckpt = os.path.join(workdir, "last.pt")
     save_checkpoint(training_state(step=1), ckpt)
     size = os.path.getsize(ckpt)
     print(f"step 1 checkpoint saved: {size} bytes")
 
     trainer = subprocess.run(
-        [sys.executable, __file__, "--crash-while-saving", ckpt, str(size // 2)]
-        + (["--fixed"] if FIXED else [])
+        [sys.executable, __file__, "--crash-while-saving", ckpt, str(size // 2), *sys.argv[1:]]
     )
     killed_by = signal.Signals(-trainer.returncode).name if trainer.returncode < 0 else trainer.returncode
     print(f"trainer died while saving step 2 ({killed_by}); last.pt is now "
@@ -82,5 +80,11 @@ try:
     print("restarting: resuming from last.pt")
     state = torch.load(ckpt)
     print("resumed from step", state["step"])
-finally:
-    shutil.rmtree(workdir, ignore_errors=True)
+
+# --- check: start
+step_1 = training_state(step=1)  # the state the step-1 save wrote, computed again
+assert state["step"] == 1
+torch.testing.assert_close(state["model"], step_1["model"])
+torch.testing.assert_close(state["optimizer"], step_1["optimizer"])
+print("check: the restart resumed the complete step-1 model and optimizer state")
+# --- check: end

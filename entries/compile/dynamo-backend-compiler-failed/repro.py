@@ -36,25 +36,35 @@ def npu_compiler(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
     return gm.forward  # stands in for the compiled artifact
 
 
-# --- fix: start
-def with_eager_fallback(backend):
-    """Wrap a backend so a graph it cannot lower runs as plain PyTorch instead of raising."""
+backend = npu_compiler
+if FIXED:
+    # --- fix: start
+    def with_eager_fallback(backend):
+        """Wrap a backend so a graph it cannot lower runs as plain PyTorch instead of raising."""
 
-    def guarded(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
-        missing = unsupported_ops(gm)
-        if missing:
-            print(f"{backend.__name__}: falling back to eager for a graph with {missing}")
-            return gm.forward
-        return backend(gm, example_inputs)
+        def guarded(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+            missing = unsupported_ops(gm)
+            if missing:
+                print(f"{backend.__name__}: falling back to eager for a graph with {missing}")
+                return gm.forward
+            return backend(gm, example_inputs)
 
-    guarded.__name__ = backend.__name__
-    return guarded
-# --- fix: end
+        guarded.__name__ = backend.__name__
+        return guarded
 
-backend = with_eager_fallback(npu_compiler) if FIXED else npu_compiler
+    backend = with_eager_fallback(npu_compiler)
+    # --- fix: end
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 2))
 compiled = torch.compile(model, backend=backend)
-out = compiled(torch.randn(4, 8))  # Dynamo captures the graph and calls the backend here
+x = torch.randn(4, 8)
+out = compiled(x)  # Dynamo captures the graph and calls the backend here
 print("compiled model ran: output", tuple(out.shape))
+
+# --- check: start
+with torch.no_grad():
+    expected = model(x)  # the plain eager model
+torch.testing.assert_close(out, expected)
+print("check: compiled model output equals eager output")
+# --- check: end

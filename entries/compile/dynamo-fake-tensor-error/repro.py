@@ -27,18 +27,14 @@ def row_scale(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(out)).to(x.device)
 
 
-# --- fix: start
-def add_fake_impl() -> None:
+if FIXED:
+    # --- fix: start
     @row_scale.register_fake
     def _(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         # Describe the output without computing it: same shape, dtype and device as `x`.
         torch._check(scale.shape[0] == x.shape[0])
         return torch.empty_like(x)
-# --- fix: end
-
-
-if FIXED:
-    add_fake_impl()
+    # --- fix: end
 
 
 class Model(nn.Module):
@@ -59,5 +55,10 @@ with torch.no_grad():
     eager = model(x)
     print("eager forward works:", tuple(eager.shape))
     compiled = torch.compile(model, backend="eager")
-    assert torch.allclose(compiled(x), eager)
-print("compiled model matches eager")
+    out = compiled(x)
+print("compiled model ran:", tuple(out.shape))
+
+# --- check: start
+torch.testing.assert_close(out, eager)
+print("check: compiled model output equals eager output")
+# --- check: end

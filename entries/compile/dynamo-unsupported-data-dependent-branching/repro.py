@@ -29,23 +29,31 @@ class Router(nn.Module):
         return self.shrink(x)
 
 
-# --- fix: start
-class CondRouter(Router):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Both branches are traced into the graph; the predicate picks one at run time.
-        return torch.cond(x.mean() > 0, self.expand, self.shrink, (x,))
-# --- fix: end
+Model = Router
+if FIXED:
+    # --- fix: start
+    class CondRouter(Router):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            # Both branches are traced into the graph; the predicate picks one at run time.
+            return torch.cond(x.mean() > 0, self.expand, self.shrink, (x,))
+
+    Model = CondRouter
+    # --- fix: end
 
 
 torch.manual_seed(0)
-model = CondRouter() if FIXED else Router()
+model = Model()
 compiled = torch.compile(model, backend="eager", fullgraph=True)
-
+inputs = [torch.rand(4, 16), -torch.rand(4, 16)]  # positive mean, negative mean
 with torch.no_grad():
-    for sign in (1.0, -1.0):
-        x = sign * torch.rand(4, 16)
-        expected = model.expand(x) if sign > 0 else model.shrink(x)
-        assert torch.allclose(compiled(x), expected)
-        print(f"input sign {sign:+.0f}: output matches eager")
-
+    outputs = [compiled(x) for x in inputs]
 print("compiled graphs:", torch._dynamo.utils.counters["stats"]["unique_graphs"])
+
+# --- check: start
+reference = Router()  # the original module with the Python `if`, run eagerly
+reference.load_state_dict(model.state_dict())
+with torch.no_grad():
+    for x, out in zip(inputs, outputs):
+        torch.testing.assert_close(out, reference(x))
+print("check: compiled output equals the eager module for inputs of both signs")
+# --- check: end

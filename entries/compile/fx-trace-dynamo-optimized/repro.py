@@ -40,29 +40,34 @@ class Net(nn.Module):
         return self.head(self.block(x))
 
 
-# --- fix: start
-def strip_compiled(module: nn.Module) -> nn.Module:
-    """Replace every torch.compile'd submodule by the module it wraps, in place."""
-    for name, child in module.named_children():
-        if isinstance(child, torch._dynamo.eval_frame.OptimizedModule):
-            setattr(module, name, child._orig_mod)
-        else:
-            strip_compiled(child)
-    return module
-# --- fix: end
-
-
 torch.manual_seed(0)
 net = Net()
 x = torch.randn(8, 16)
 with torch.no_grad():
-    expected = net(x)
+    expected = net(x)  # the model as written, before any tracing
 
-to_trace = strip_compiled(net) if FIXED else net
+to_trace = net
+if FIXED:
+    # --- fix: start
+    def strip_compiled(module: nn.Module) -> nn.Module:
+        """Replace every torch.compile'd submodule by the module it wraps, in place."""
+        for name, child in module.named_children():
+            if isinstance(child, torch._dynamo.eval_frame.OptimizedModule):
+                setattr(module, name, child._orig_mod)
+            else:
+                strip_compiled(child)
+        return module
+
+    to_trace = strip_compiled(net)
+    # --- fix: end
+
 graph_module = torch.fx.symbolic_trace(to_trace)  # what FX-based tools do first
 print("FX traced", len(graph_module.graph.nodes), "nodes")
-
 compiled = torch.compile(graph_module, backend="eager")  # compile after the FX transform
 with torch.no_grad():
-    assert torch.allclose(compiled(x), expected)
-print("traced and compiled model matches the original")
+    out = compiled(x)
+
+# --- check: start
+torch.testing.assert_close(out, expected)
+print("check: traced and compiled model output equals the original model's")
+# --- check: end

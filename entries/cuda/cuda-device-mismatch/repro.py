@@ -10,7 +10,8 @@ cuda:0 (when checking argument in method wrapper_CUDA_addmm)` in recent ones, `.
 found at least two devices, cpu and cuda:0! (when checking argument for argument mat1 in
 method wrapper_CUDA_addmm)` before).
 `python repro.py --fixed`: every batch is moved to the model's device at the top of the
-loop (from pinned memory, without blocking).
+loop (from pinned memory, without blocking). The check counts the samples the model was
+trained on, on the GPU: all 256 of them.
 
 Needs a CUDA GPU.
 """
@@ -42,7 +43,7 @@ loader = DataLoader(data, batch_size=32, shuffle=True, pin_memory=True)
 model = Classifier().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-steps = 0
+steps, samples_seen = 0, 0
 for x, y in loader:  # the bug: x and y are CPU tensors
     if FIXED:
         # --- fix: start
@@ -54,4 +55,11 @@ for x, y in loader:  # the bug: x and y are CPU tensors
     loss.backward()
     optimizer.step()
     steps += 1
+    samples_seen += len(y)
 print(f"trained {steps} steps on {device}, last loss {loss.item():.4f}")
+
+# --- check: start
+assert samples_seen == len(data), f"trained on {samples_seen} of {len(data)} samples"
+assert all(p.device.type == "cuda" for p in model.parameters()), "the model left the GPU"
+print(f"check: all {len(data)} samples were trained on, by the model on the GPU")
+# --- check: end

@@ -9,15 +9,19 @@ kernel prints `Assertion `srcIndex < srcSelectDimSize` failed.`), the CUDA conte
 left unusable, and the next call that waits for the GPU raises
 `CUDA error: device-side assert triggered` (`torch.AcceleratorError` since torch 2.8,
 `RuntimeError` before).
-`python repro.py --fixed`: the embedding is resized to the tokenizer's vocabulary (the
-old rows are kept, the new ones initialized), the equivalent of
-`model.resize_token_embeddings(len(tokenizer))` in transformers, and a cheap host-side
-check rejects ids outside the table before they reach the GPU.
+`python repro.py --fixed`: the embedding and the output layer are resized to the
+tokenizer's vocabulary (the trained rows are copied, the new ones initialized), the
+equivalent of `model.resize_token_embeddings(len(tokenizer))` in transformers, and a
+cheap host-side check rejects ids outside the table before they reach the GPU. The check
+compares the resized model with a copy of the trained one: every trained row of the
+embedding and the output layer is unchanged, and the logits of the old tokens over the old
+vocabulary equal the trained model's.
 
 Needs a CUDA GPU. The batch has 16 token ids so that `index_select` uses the same kernel
 (`indexSelectSmallIndex`) in every release.
 """
 
+import copy
 import sys
 
 import torch
@@ -42,36 +46,45 @@ class TinyLM(torch.nn.Module):
         return self.head(self.embed(ids))
 
 
-# --- fix: start
-def resize_token_embeddings(model: TinyLM, new_vocab: int) -> None:
-    """Grow the embedding and output layer to the tokenizer's size, keeping trained rows."""
-    old = model.embed
-    model.embed = torch.nn.Embedding(new_vocab, DIM).to(old.weight.device)
-    model.head = torch.nn.Linear(DIM, new_vocab).to(old.weight.device)
-    with torch.no_grad():
-        model.embed.weight[: old.num_embeddings] = old.weight
-
-
-def check_ids(ids: torch.Tensor, model: TinyLM) -> None:
-    """Fail on the host, with the offending value, before an index reaches a CUDA kernel."""
-    top = int(ids.max())
-    if top >= model.embed.num_embeddings or int(ids.min()) < 0:
-        raise ValueError(f"token id {top} outside the embedding of {model.embed.num_embeddings} rows")
-# --- fix: end
-
-
 torch.manual_seed(0)
-model = TinyLM(BASE_VOCAB).to(device)  # built from the base model's config
+model = TinyLM(BASE_VOCAB).to(device)  # the trained model, built from the base model's config
+trained = copy.deepcopy(model)  # its weights as trained, to check the resize against
+with torch.no_grad():  # it ran before the tokenizer changed (this also sets up cuBLAS)
+    model(torch.arange(16, device=device).view(2, 8))
 batch = torch.randint(0, BASE_VOCAB, (2, 8))
 batch[:, -1] = SPECIAL_TOKENS["<eos>"]  # the tokenizer appends the new <eos> token
 targets = torch.roll(batch, -1, dims=1)
 
 if FIXED:
-    resize_token_embeddings(model, TOKENIZER_VOCAB)
-    check_ids(batch, model)
+    # --- fix: start
+    # Grow the embedding and the output layer to the tokenizer's vocabulary, copying the
+    # trained rows; only the new tokens' rows start from fresh initial values.
+    # (transformers: model.resize_token_embeddings(len(tokenizer)))
+    old_embed, old_head = model.embed, model.head
+    kept = old_embed.num_embeddings
+    model.embed = torch.nn.Embedding(TOKENIZER_VOCAB, DIM, device=device)
+    model.head = torch.nn.Linear(DIM, TOKENIZER_VOCAB, device=device)
+    with torch.no_grad():
+        model.embed.weight[:kept] = old_embed.weight
+        model.head.weight[:kept] = old_head.weight
+        model.head.bias[:kept] = old_head.bias
+    # Refuse out-of-range ids on the host, with the value, before they reach a kernel.
+    if batch.min() < 0 or batch.max() >= model.embed.num_embeddings:
+        raise ValueError(f"token ids {batch.min()}..{batch.max()} outside {model.embed.num_embeddings} embedding rows")
+    # --- fix: end
 
 ids = batch.to(device)
 logits = model(ids)  # the device-side assert fires inside this forward pass
 loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.to(device).flatten())
 loss.backward()
 print(f"loss {loss.item():.4f}")  # .item() waits for the GPU: the error surfaces here
+
+# --- check: start
+rows = trained.embed.num_embeddings
+torch.testing.assert_close(model.embed.weight[:rows], trained.embed.weight)
+torch.testing.assert_close(model.head.weight[:rows], trained.head.weight)
+torch.testing.assert_close(model.head.bias[:rows], trained.head.bias)
+old_tokens = ids < rows  # positions holding tokens the trained model knew
+torch.testing.assert_close(logits[old_tokens][:, :rows], trained(ids[old_tokens]))
+print(f"check: the resized model keeps all {rows} trained rows and scores old tokens as before")
+# --- check: end

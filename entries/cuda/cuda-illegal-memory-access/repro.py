@@ -9,9 +9,11 @@ management unit faults, and the next call that waits for the GPU raises
 `torch.AcceleratorError: CUDA error: an illegal memory access was encountered`
 (`RuntimeError` before torch 2.8). The error is reported at `torch.cuda.synchronize()`,
 not at the launch: kernels run asynchronously.
-`python repro.py --fixed`: the ids are mapped to rows (`id % num_rows`, the hashing
-trick) before the launch, and the kernel checks the bound itself, so an id that slips
-through yields a zero row instead of a fault.
+`python repro.py --fixed`: the raw ids are looked up in the table's vocabulary (the sorted
+user ids the table was built for, row i belonging to the i-th id) with
+`torch.searchsorted`, and an id with no row stops the job on the host, with its value,
+before the launch; the same kernel then reads only rows that exist. The check compares
+the gathered rows with PyTorch's own indexing of the rows the batch's users own.
 
 Needs a CUDA GPU and torch >= 2.8 (for `torch.cuda._compile_kernel`, which uses the
 NVRTC library shipped with the CUDA wheels).
@@ -31,40 +33,20 @@ if not torch.cuda.is_available():
 if not hasattr(torch.cuda, "_compile_kernel"):
     sys.exit(f"this reproducer needs torch >= 2.8 (torch.cuda._compile_kernel); found {torch.__version__}")
 
-# One block per id, one thread per embedding column. `row` is not checked.
-# (`_compile_kernel` passes tensors as pointers and Python ints as C `int`.)
-UNCHECKED_GATHER = r"""
+# One block per id, one thread per embedding column. `row` is not checked: the caller
+# promises 0 <= row < num_rows. (`_compile_kernel` passes tensors as pointers and Python
+# ints as C `int`.)
+GATHER_ROWS = r"""
 extern "C" __global__
-void gather_rows(const float* table, const long long* ids, float* out, int n_ids, int dim) {
+void gather_rows(const float* table, const long long* rows, float* out, int n_rows, int dim) {
     int i = blockIdx.x;
     int j = threadIdx.x;
-    if (i < n_ids && j < dim) {
-        long long row = ids[i];
+    if (i < n_rows && j < dim) {
+        long long row = rows[i];
         out[(long long)i * dim + j] = table[row * dim + j];
     }
 }
 """
-
-# --- fix: start
-# Bounds-checked kernel: out-of-range rows produce zeros instead of wild reads.
-CHECKED_GATHER = r"""
-extern "C" __global__
-void gather_rows(const float* table, const long long* ids, float* out, int n_ids, int dim,
-                 int num_rows) {
-    int i = blockIdx.x;
-    int j = threadIdx.x;
-    if (i < n_ids && j < dim) {
-        long long row = ids[i];
-        out[(long long)i * dim + j] = (row >= 0 && row < num_rows) ? table[row * dim + j] : 0.0f;
-    }
-}
-"""
-
-
-def ids_to_rows(raw_ids: torch.Tensor, num_rows: int) -> torch.Tensor:
-    """Map raw ids (any int64) into [0, num_rows) before they index the table."""
-    return torch.remainder(raw_ids, num_rows)
-# --- fix: end
 
 
 def compile_kernel(source: str, name: str):
@@ -81,19 +63,34 @@ def compile_kernel(source: str, name: str):
 
 torch.manual_seed(0)
 device = torch.device("cuda")
+# The table has one row per known user; row i belongs to the i-th smallest user id.
+spread = torch.randint(0, 2_000, (NUM_ROWS,), device=device)
+user_ids = 2_900_000_000 + 2_000 * torch.arange(NUM_ROWS, device=device) + spread  # sorted, unique
 table = torch.randn(NUM_ROWS, DIM, device=device)
-raw_user_ids = torch.randint(2_900_000_000, 3_100_000_000, (BATCH,), device=device)
-out = torch.empty(BATCH, DIM, device=device)
-print(f"table {tuple(table.shape)}, ids from {raw_user_ids.min().item()} to {raw_user_ids.max().item()}")
+users_in_batch = torch.randint(0, NUM_ROWS, (BATCH,), device=device)  # which users the batch is about
+raw_ids = user_ids[users_in_batch]  # what the data holds: user ids, around 3e9
+print(f"table {tuple(table.shape)}, ids from {raw_ids.min().item()} to {raw_ids.max().item()}")
 
+rows = raw_ids  # the bug: raw user ids used as row numbers
 if FIXED:
-    kernel = compile_kernel(CHECKED_GATHER, "gather_rows")
-    rows = ids_to_rows(raw_user_ids, NUM_ROWS)
-    kernel(grid=(BATCH, 1, 1), block=(DIM, 1, 1), args=[table, rows, out, BATCH, DIM, NUM_ROWS])
-else:
-    kernel = compile_kernel(UNCHECKED_GATHER, "gather_rows")
-    kernel(grid=(BATCH, 1, 1), block=(DIM, 1, 1), args=[table, raw_user_ids, out, BATCH, DIM])
+    # --- fix: start
+    # Look each id up in the table's vocabulary (sorted user ids, one per row) and refuse
+    # ids that have no row, on the host, before any kernel reads with them.
+    rows = torch.searchsorted(user_ids, raw_ids).clamp(max=len(user_ids) - 1)
+    unknown = user_ids[rows] != raw_ids
+    if unknown.any():
+        raise ValueError(f"{int(unknown.sum())} ids have no row in the table, e.g. {raw_ids[unknown][0].item()}")
+    # --- fix: end
 
+out = torch.empty(BATCH, DIM, device=device)
+kernel = compile_kernel(GATHER_ROWS, "gather_rows")
+kernel(grid=(BATCH, 1, 1), block=(DIM, 1, 1), args=[table, rows, out, BATCH, DIM])
 print("kernel launched; waiting for the GPU")
 torch.cuda.synchronize()  # an illegal access made by the kernel is reported here
 print(f"gathered {tuple(out.shape)}, mean {out.mean().item():.4f}")
+
+# --- check: start
+expected = table[users_in_batch]  # PyTorch's own indexing of the rows the batch's users own
+torch.testing.assert_close(out, expected, rtol=0, atol=0)
+print(f"check: all {BATCH} gathered rows are the rows of the requested users")
+# --- check: end

@@ -11,6 +11,8 @@ worker with `LOCAL_RANK=1` asks for a GPU that does not exist and `cudaSetDevice
 line in older releases).
 `python repro.py --fixed`: the number of workers is taken from the GPUs visible to the
 job (what `torchrun --nproc-per-node=gpu` does), so every `LOCAL_RANK` names a device.
+The check reads the workers' own reports: as many workers as each of them sees GPUs,
+each on the device of its `LOCAL_RANK`, each with the sum it was meant to compute.
 
 Needs a CUDA GPU (one is enough). Workers are ordinary subprocesses; all of them are
 waited for, with a timeout.
@@ -20,66 +22,75 @@ import os
 import subprocess
 import sys
 
+# The scheduler gave this job one GPU: the first one this machine lets us see.
+os.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+
+import torch  # noqa: E402  (imported after the job's CUDA_VISIBLE_DEVICES is set)
+
 FIXED = "--fixed" in sys.argv[1:]
+N = 1024  # elements each worker sums on its GPU
 
 
 def worker() -> None:
-    import torch
-
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local_rank)  # fails if local_rank >= visible GPU count
-    x = torch.full((1024,), float(local_rank + 1), device="cuda")
-    print(f"[rank{local_rank}] cuda:{torch.cuda.current_device()} of "
-          f"{torch.cuda.device_count()} visible, sum {x.sum().item():.0f}", flush=True)
-
-
-def job_gpus() -> str:
-    """The GPU the scheduler gave this job: the first one this machine lets us see."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")
-    return visible[0].strip() or "0"
+    x = torch.full((N,), float(local_rank + 1), device="cuda")
+    print(f"result rank={local_rank} device={torch.cuda.current_device()} "
+          f"visible={torch.cuda.device_count()} sum={x.sum().item():.0f}", flush=True)
 
 
 NPROC_PER_NODE = 2  # the bug: written for a two-GPU node
+if FIXED:
+    # --- fix: start
+    # One worker per GPU this job can see, counted as `torchrun --nproc-per-node=gpu` does.
+    NPROC_PER_NODE = torch.cuda.device_count()
+    # --- fix: end
 
 
-# --- fix: start
-def nproc_for(job_env: dict[str, str]) -> int:
-    """One worker per GPU the job can see (torchrun --nproc-per-node=gpu)."""
-    return len([d for d in job_env["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()])
-# --- fix: end
-
-
-def launch() -> int:
-    import torch
-
+def launch() -> list[dict[str, int]]:
+    """Start one worker per LOCAL_RANK, wait for all of them, return what they reported."""
     if not torch.cuda.is_available():
         sys.exit("this reproducer needs a CUDA GPU")
-    job_env = {**os.environ, "CUDA_VISIBLE_DEVICES": job_gpus()}
-    nproc = nproc_for(job_env) if FIXED else NPROC_PER_NODE
-    print(f"CUDA_VISIBLE_DEVICES={job_env['CUDA_VISIBLE_DEVICES']}, starting {nproc} worker(s)", flush=True)
+    visible = os.environ["CUDA_VISIBLE_DEVICES"]
+    print(f"CUDA_VISIBLE_DEVICES={visible}, starting {NPROC_PER_NODE} worker(s)", flush=True)
     workers = [
         subprocess.Popen(
             [sys.executable, __file__, "--worker"],
-            env={**job_env, "LOCAL_RANK": str(rank), "RANK": str(rank), "WORLD_SIZE": str(nproc)},
+            env={**os.environ, "LOCAL_RANK": str(rank), "RANK": str(rank), "WORLD_SIZE": str(NPROC_PER_NODE)},
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        for rank in range(nproc)
+        for rank in range(NPROC_PER_NODE)
     ]
-    failed = []
+    reports = []
     for rank, process in enumerate(workers):
         try:
-            code = process.wait(timeout=120)
+            output, _ = process.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             process.kill()
-            code = process.wait()
-        if code != 0:
-            failed.append((rank, code))
-    for rank, code in failed:
-        print(f"worker with LOCAL_RANK={rank} failed with exit code {code}", flush=True)
-    return 1 if failed else 0
+            output, _ = process.communicate()
+        print(output, end="", flush=True)
+        if process.returncode != 0:
+            print(f"worker with LOCAL_RANK={rank} failed with exit code {process.returncode}", flush=True)
+        for line in output.splitlines():
+            if line.startswith("result "):
+                reports.append({k: int(v) for k, v in (field.split("=") for field in line.split()[1:])})
+    return reports
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv[1:]:
         worker()
-    else:
-        sys.exit(launch())
+        sys.exit(0)
+    reports = launch()
+
+    # --- check: start
+    gpus_seen = {report["visible"] for report in reports}
+    assert len(gpus_seen) == 1, f"workers saw different GPU counts: {gpus_seen}"
+    gpus = gpus_seen.pop()
+    assert len(reports) == NPROC_PER_NODE == gpus, f"{gpus} GPU(s), {NPROC_PER_NODE} workers, {len(reports)} finished"
+    for report in reports:
+        assert report["device"] == report["rank"], f"rank {report['rank']} ran on cuda:{report['device']}"
+        assert report["sum"] == N * (report["rank"] + 1), f"rank {report['rank']} summed {report['sum']}"
+    print(f"check: {len(reports)} worker(s), one per visible GPU, each finished its work on its own device")
+    # --- check: end

@@ -9,11 +9,15 @@ caching allocator cannot fit under the cap next to the model and the data, so it
 `python repro.py --fixed`: the same step with gradient accumulation. The batch is split
 into 16 micro-batches that each fit, their gradients are summed (each loss is scaled by
 1/16), and the optimizer steps once: the same update as the full batch, with
-a sixteenth of the activation memory; it prints its peak memory.
+a sixteenth of the activation memory; it prints its peak memory. The check lifts the
+cap and compares the accumulated gradients with the full-batch gradients computed from
+the same starting weights.
 
-Needs a CUDA GPU with at least 2 GiB of free memory.
+Needs a CUDA GPU with at least 8 GiB of free memory (the check's full-batch reference
+runs without the cap).
 """
 
+import copy
 import sys
 
 import torch
@@ -43,30 +47,42 @@ targets = torch.randn(BATCH, D_OUT, device=device)
 print(f"model and data: {torch.cuda.memory_allocated(device) / 2**20:.0f} MiB allocated")
 
 
-def full_batch_step() -> float:
+def step() -> float:
+    """Forward and backward over the whole batch at once."""
     loss = torch.nn.functional.mse_loss(model(inputs), targets)
     loss.backward()
     return loss.item()
 
 
-# --- fix: start
-ACCUMULATION_STEPS = 16  # micro-batches per optimizer step; the effective batch is unchanged
+if FIXED:
+    # --- fix: start
+    ACCUMULATION_STEPS = 16  # micro-batches per optimizer step; the effective batch is unchanged
+
+    def step() -> float:
+        """Forward and backward one micro-batch at a time; gradients add up in .grad."""
+        total_loss = 0.0
+        for x, y in zip(inputs.chunk(ACCUMULATION_STEPS), targets.chunk(ACCUMULATION_STEPS)):
+            loss = torch.nn.functional.mse_loss(model(x), y) / ACCUMULATION_STEPS
+            loss.backward()  # frees this micro-batch's activations before the next one
+            total_loss += loss.item()
+        return total_loss
+    # --- fix: end
 
 
-def accumulated_step() -> float:
-    """Forward and backward one micro-batch at a time; gradients add up in .grad."""
-    total_loss = 0.0
-    for x, y in zip(inputs.chunk(ACCUMULATION_STEPS), targets.chunk(ACCUMULATION_STEPS)):
-        loss = torch.nn.functional.mse_loss(model(x), y) / ACCUMULATION_STEPS
-        loss.backward()  # frees this micro-batch's activations before the next one
-        total_loss += loss.item()
-    return total_loss
-# --- fix: end
-
-
+initial = copy.deepcopy(model)  # the weights before the step, for the check
 optimizer.zero_grad(set_to_none=True)
-loss = accumulated_step() if FIXED else full_batch_step()
+loss = step()
 optimizer.step()
 torch.cuda.synchronize(device)
 print(f"step done: loss {loss:.4f}, peak {torch.cuda.max_memory_allocated(device) / 2**20:.0f} MiB "
       f"of the {CAP_BYTES / 2**20:.0f} MiB cap")
+
+# --- check: start
+# The reference: the original full-batch backward on the same weights, given the memory
+# the cap withholds. Gradient accumulation must produce the same gradients.
+torch.cuda.set_per_process_memory_fraction(1.0, device)
+torch.nn.functional.mse_loss(initial(inputs), targets).backward()
+for accumulated, full_batch in zip(model.parameters(), initial.parameters()):
+    torch.testing.assert_close(accumulated.grad, full_batch.grad, rtol=1e-3, atol=1e-6)
+print("check: the accumulated gradients equal the full-batch gradients")
+# --- check: end

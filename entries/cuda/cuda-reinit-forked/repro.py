@@ -10,7 +10,8 @@ multiprocessing, you must use the 'spawn' start method`, which the DataLoader re
 in the main process as `Caught RuntimeError in DataLoader worker process 0`.
 `python repro.py --fixed`: workers only build CPU tensors; the main process moves each
 batch to the GPU (from pinned memory, without blocking). Workers then never touch CUDA,
-whatever the start method.
+whatever the start method. The check compares the inputs the model was trained on with
+the 64 samples the Dataset defines, built in the main process: all of them, in order.
 
 Needs a CUDA GPU, Linux (for `fork`).
 """
@@ -27,7 +28,7 @@ if not torch.cuda.is_available():
 device = torch.device("cuda")
 
 
-class FeaturesOnGPU(Dataset):
+class Features(Dataset):
     """The bug: samples are moved to the GPU inside the worker."""
 
     def __len__(self) -> int:
@@ -39,44 +40,51 @@ class FeaturesOnGPU(Dataset):
         return x.to(device), torch.tensor(index % 4, device=device)
 
 
-# --- fix: start
-class FeaturesOnCPU(Dataset):
-    """Workers build CPU tensors; the training loop moves whole batches to the GPU."""
+if FIXED:
+    # --- fix: start
+    class Features(Dataset):
+        """Workers build CPU tensors; the training loop moves whole batches to the GPU."""
 
-    def __len__(self) -> int:
-        return 64
+        def __len__(self) -> int:
+            return 64
 
-    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
-        generator = torch.Generator().manual_seed(index)
-        return torch.randn(16, generator=generator), torch.tensor(index % 4)
-
-
-def to_device(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    return tuple(t.to(device, non_blocking=True) for t in batch)
-# --- fix: end
+        def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+            generator = torch.Generator().manual_seed(index)
+            return torch.randn(16, generator=generator), torch.tensor(index % 4)
+    # --- fix: end
 
 
-def main() -> None:
+def main() -> torch.Tensor:
+    """Train one epoch; return the inputs the model was trained on, in order."""
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 4).to(device)  # CUDA is initialized in the parent here
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     loader = DataLoader(
-        FeaturesOnCPU() if FIXED else FeaturesOnGPU(),
+        Features(),
         batch_size=8,
         num_workers=2,
         multiprocessing_context="fork",  # the Linux default before Python 3.14
-        pin_memory=FIXED,
+        pin_memory=True,
     )
-    steps = 0
+    trained_on = []
     for batch in loader:
-        x, y = to_device(batch) if FIXED else batch
+        x, y = (t.to(device, non_blocking=True) for t in batch)  # whole batches, from pinned memory
         loss = torch.nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        steps += 1
-    print(f"trained {steps} steps, last loss {loss.item():.4f}")
+        trained_on.append(x)
+    print(f"trained {len(trained_on)} steps, last loss {loss.item():.4f}")
+    return torch.cat(trained_on)
 
 
 if __name__ == "__main__":
-    main()
+    trained_on = main()
+
+    # --- check: start
+    # The samples the Dataset defines, built here in the main process without workers.
+    expected = torch.stack([torch.randn(16, generator=torch.Generator().manual_seed(i)) for i in range(64)])
+    assert trained_on.device.type == "cuda", f"trained on {trained_on.device}"
+    torch.testing.assert_close(trained_on.cpu(), expected, rtol=0, atol=0)
+    print(f"check: the model trained on the GPU on all {len(expected)} samples, in order, as the Dataset defines them")
+    # --- check: end

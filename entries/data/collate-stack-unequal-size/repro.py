@@ -33,31 +33,48 @@ class VariableLengthSequences(Dataset):
         return features, index % 2  # (sequence, label)
 
 
+collate_fn = None  # the DataLoader's default_collate
+if FIXED:
 # --- fix: start
-def pad_collate(batch):
-    """Pad every sequence on its last dimension to the longest in the batch; keep the lengths."""
-    sequences, labels = zip(*batch)
-    lengths = torch.tensor([seq.shape[-1] for seq in sequences])
-    longest = int(lengths.max())
-    padded = torch.stack([F.pad(seq, (0, longest - seq.shape[-1])) for seq in sequences])
-    return padded, lengths, torch.tensor(labels)
+    def pad_collate(batch):
+        """Pad every sequence on its last dimension to the longest in the batch; keep the lengths."""
+        sequences, labels = zip(*batch)
+        lengths = torch.tensor([seq.shape[-1] for seq in sequences])
+        longest = int(lengths.max())
+        padded = torch.stack([F.pad(seq, (0, longest - seq.shape[-1])) for seq in sequences])
+        return padded, lengths, torch.tensor(labels)
+
+    collate_fn = pad_collate
 # --- fix: end
 
 
-def run(num_workers: int) -> None:
+def run(num_workers: int) -> list:
     loader = DataLoader(
-        VariableLengthSequences(),
-        batch_size=2,
-        num_workers=num_workers,
-        collate_fn=pad_collate if FIXED else None,  # None: default_collate
+        VariableLengthSequences(), batch_size=2, num_workers=num_workers, collate_fn=collate_fn
     )
+    batches = []
     for batch in loader:
         print(f"num_workers={num_workers}: batch shape {tuple(batch[0].shape)}, lengths {batch[1].tolist()}")
+        batches.append(batch)
+    return batches
 
 
 if __name__ == "__main__":
     try:
-        run(num_workers=0)
+        in_main_process = run(num_workers=0)
     except RuntimeError:
         traceback.print_exc()  # keep going: show how the same batch fails in a worker
-    run(num_workers=2)
+    in_workers = run(num_workers=2)
+
+    # --- check: start
+    dataset = VariableLengthSequences()
+    for batches in (in_main_process, in_workers):
+        rows = [row for padded, lengths, labels in batches for row in zip(padded, lengths, labels)]
+        assert len(rows) == len(dataset)
+        for index, (padded, length, label) in enumerate(rows):
+            sequence, expected_label = dataset[index]
+            assert length == sequence.shape[-1] and label == expected_label
+            assert torch.equal(padded[:, :length], sequence), index  # the sample, unchanged
+            assert not padded[:, length:].any(), index  # then only padding
+    print("check: every sample is in its batch unchanged, padded after its true length")
+    # --- check: end

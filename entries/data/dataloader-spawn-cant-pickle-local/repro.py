@@ -3,16 +3,16 @@
 `python repro.py`: DataLoaders with num_workers=2 and the `spawn` start method (the
 default on macOS and Windows, the usual choice with CUDA) must pickle the dataset and
 `collate_fn` to send them to each worker.
-- Loader 1 uses a lambda defined inside `main()` as `collate_fn`: pickling fails with
-  `AttributeError: Can't pickle local object 'main.<locals>.<lambda>'` (printed, then the
-  script goes on).
-- Loader 2 gives the dataset a module-level lambda as its transform: pickling fails with
+- Loader 1 uses a lambda returned by `collate_with_padding()` as `collate_fn`: pickling
+  fails with `AttributeError: Can't pickle local object
+  'collate_with_padding.<locals>.<lambda>'` (printed, then the script goes on).
+- Loader 2 also gives the dataset a module-level lambda as its transform: pickling fails with
   `_pickle.PicklingError: Can't pickle <function <lambda> at 0x...>: attribute lookup
   <lambda> on __main__ failed`.
 Both start with torch's warning `Got pickle error when attempting to start a worker Process.`
-`python repro.py --fixed`: one loader with both fixes: the transform is a module-level
-`def` and the collate_fn a `functools.partial` of a module-level function; both pickle
-by reference and the two spawned workers load every batch.
+`python repro.py --fixed`: the transform is a module-level `def` and the collate_fn a
+`functools.partial` of a module-level function; both pickle by reference, and the
+spawned workers of both loaders load every batch.
 """
 
 import functools
@@ -27,14 +27,15 @@ LENGTHS = [5, 3, 4, 2]
 
 
 class TokenDataset(Dataset):
-    def __init__(self, transform) -> None:
+    def __init__(self, transform=None) -> None:
         self.transform = transform
 
     def __len__(self) -> int:
         return len(LENGTHS)
 
     def __getitem__(self, index: int) -> torch.Tensor:
-        return self.transform(torch.arange(1, LENGTHS[index] + 1, dtype=torch.float32))
+        record = torch.arange(1, LENGTHS[index] + 1, dtype=torch.float32)
+        return record if self.transform is None else self.transform(record)
 
 
 def pad_batch(batch, pad_value: float) -> torch.Tensor:
@@ -45,17 +46,22 @@ def pad_batch(batch, pad_value: float) -> torch.Tensor:
     return out
 
 
-scale_lambda = lambda x: x / 10  # noqa: E731  module-level, but named "<lambda>"
+scale = lambda x: x / 10  # noqa: E731  module-level, but its name is "<lambda>"
 
+
+def collate_with_padding(pad_value: float):
+    return lambda batch: pad_batch(batch, pad_value)  # a lambda local to this function
+
+
+if FIXED:
 # --- fix: start
-def scale(x: torch.Tensor) -> torch.Tensor:
-    """Module-level def: pickled as a reference (module + name) and imported by each worker."""
-    return x / 10
+    def scale(x: torch.Tensor) -> torch.Tensor:
+        """A def, not a lambda: pickled by reference (module + name), imported by each worker."""
+        return x / 10
 
-
-def picklable_collate(pad_value: float):
-    """functools.partial of a module-level function pickles; a lambda or nested def does not."""
-    return functools.partial(pad_batch, pad_value=pad_value)
+    def collate_with_padding(pad_value: float):
+        """functools.partial of a module-level function pickles; a lambda or nested def does not."""
+        return functools.partial(pad_batch, pad_value=pad_value)
 # --- fix: end
 
 
@@ -67,19 +73,28 @@ def make_loader(dataset: Dataset, collate_fn) -> DataLoader:
 
 
 def main(pad_value: float = -1.0) -> None:
-    if FIXED:
-        # Both fixes in one loader: module-level transform, partial collate_fn.
-        loader = make_loader(TokenDataset(scale), picklable_collate(pad_value))
-        for batch in loader:
-            print("batch from spawned workers:", batch.tolist())
-        return
-    # Loader 1: the collate_fn is a lambda local to main().
+    collate_fn = collate_with_padding(pad_value)
+    # Loader 1: the collate_fn alone (the dataset keeps its records as they are).
     try:
-        iter(make_loader(TokenDataset(scale), lambda batch: pad_batch(batch, pad_value)))
+        for batch in make_loader(TokenDataset(), collate_fn):
+            print("loader 1 batch from spawned workers:", batch.tolist())
     except AttributeError:
         traceback.print_exc()  # keep going: show the dataset being pickled too
-    # Loader 2: the dataset holds a module-level lambda.
-    iter(make_loader(TokenDataset(scale_lambda), functools.partial(pad_batch, pad_value=pad_value)))
+    # Loader 2: the whole pipeline, the dataset's transform included.
+    batches = []
+    for batch in make_loader(TokenDataset(scale), collate_fn):
+        print("loader 2 batch from spawned workers:", batch.tolist())
+        batches.append(batch)
+
+    # --- check: start
+    rows = [row for batch in batches for row in batch]
+    assert len(rows) == len(LENGTHS)
+    for row, length in zip(rows, LENGTHS):
+        record = torch.arange(1, length + 1, dtype=torch.float32) / 10  # computed here, not in a worker
+        torch.testing.assert_close(row[:length], record)
+        assert bool((row[length:] == pad_value).all()), row
+    print("check: every record came back from the spawned workers, scaled and padded")
+    # --- check: end
 
 
 if __name__ == "__main__":  # required with spawn: workers re-import this file

@@ -35,20 +35,31 @@ class RemoteRecords(Dataset):
         return fetch([index])[0]  # one round trip per item: 32 per batch
 
 
+Records = RemoteRecords  # one round trip per item
+if FIXED:
 # --- fix: start
-class BatchedRemoteRecords(RemoteRecords):
-    def __getitems__(self, indices: list[int]) -> list[torch.Tensor]:
-        """Called by the DataLoader with a whole batch of indices: one round trip per batch."""
-        return fetch(indices)
+    class Records(RemoteRecords):
+        def __getitems__(self, indices: list[int]) -> list[torch.Tensor]:
+            """Called by the DataLoader with a whole batch of indices: one round trip per batch."""
+            return fetch(indices)
 # --- fix: end
 
 
 def main() -> None:
-    dataset = BatchedRemoteRecords() if FIXED else RemoteRecords()
-    loader = DataLoader(dataset, batch_size=32, num_workers=2, timeout=2)
+    loader = DataLoader(Records(), batch_size=32, num_workers=2, timeout=2)
     start = time.perf_counter()
+    batches = []
     for step, batch in enumerate(loader):
         print(f"batch {step}: {tuple(batch.shape)} after {time.perf_counter() - start:.1f} s")
+        batches.append(batch)
+
+    # --- check: start
+    records = torch.cat(batches)
+    expected = torch.stack([torch.full((4,), float(i)) for i in range(len(RemoteRecords()))])
+    assert [len(batch) for batch in batches] == [32, 32, 32, 32]
+    assert torch.equal(records, expected), "records missing, repeated or out of order"
+    print(f"check: all {len(expected)} records arrived once, in order, in batches of 32")
+    # --- check: end
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 """Reproducer for dataloader-worker-exception.
 
-`python repro.py`: a dataset reads one `.npy` file per sample from a manifest (a list of
-paths, as a CSV of file names would give). One listed file is missing on disk. With
-`num_workers=2`, the worker that draws that sample gets `FileNotFoundError` inside
-`__getitem__`; it catches it, sends the formatted traceback to the main process, and the
-main process re-raises it as
+`python repro.py`: a dataset reads one `.npy` feature file per sample from a manifest (a
+list of paths, as a CSV of file names would give). The files are a preprocessing cache
+built from raw records, and one listed file, `sample_021.npy`, is missing on disk (lost
+in an interrupted copy). With `num_workers=2`, the worker that draws that sample gets
+`FileNotFoundError` inside `__getitem__`; it catches it, sends the formatted traceback to
+the main process, and the main process re-raises it as
 `FileNotFoundError: Caught FileNotFoundError in DataLoader worker process N.` followed by
 `Original Traceback (most recent call last):` and the worker's own traceback, which ends
 at the `np.load` line of the dataset.
-`python repro.py --fixed`: the dataset checks its manifest once, in `__init__`, reports the
-entries whose files are missing and keeps only readable ones, so no worker meets the bad
-record and the epoch completes.
+`python repro.py --fixed`: before training, every file the manifest lists but the disk
+lacks is rebuilt from its raw record with the same preprocessing, so the epoch runs over
+all 32 samples.
 """
 
 import os
@@ -23,6 +24,16 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 FIXED = "--fixed" in sys.argv[1:]
+RAW = np.arange(32 * 4, dtype=np.float32).reshape(32, 4)  # the raw records, one per sample
+
+
+def preprocess(record: np.ndarray) -> np.ndarray:
+    """The feature extraction whose output the .npy cache holds."""
+    return (record - record.mean()) / 2
+
+
+def write_features(index: int, path: str) -> None:
+    np.save(path, preprocess(RAW[index]))
 
 
 class NpyDataset(Dataset):
@@ -36,34 +47,36 @@ class NpyDataset(Dataset):
         return torch.from_numpy(np.load(self.paths[index]))
 
 
-# --- fix: start
-class CheckedNpyDataset(NpyDataset):
-    """Validate the manifest up front, in the main process, where errors are readable."""
-
-    def __init__(self, paths: list[str]) -> None:
-        missing = [p for p in paths if not os.path.isfile(p)]
-        for path in missing:
-            print(f"dataset: skipping missing file {path}", file=sys.stderr)
-        super().__init__([p for p in paths if os.path.isfile(p)])
-# --- fix: end
-
-
 def main() -> None:
     data_dir = tempfile.mkdtemp(prefix="repro-worker-exception-")
     try:
-        paths = []
-        for i in range(32):
-            path = os.path.join(data_dir, f"sample_{i:03d}.npy")
-            np.save(path, np.full((4,), i, dtype=np.float32))
-            paths.append(path)
-        os.remove(paths[21])  # a file the manifest lists but the disk does not have
+        paths = [os.path.join(data_dir, f"sample_{i:03d}.npy") for i in range(len(RAW))]
+        for index, path in enumerate(paths):
+            write_features(index, path)
+        os.remove(paths[21])  # listed in the manifest, lost on disk
 
-        dataset = CheckedNpyDataset(paths) if FIXED else NpyDataset(paths)
-        loader = DataLoader(dataset, batch_size=4, num_workers=2)
-        total = 0
+        if FIXED:
+# --- fix: start
+            # Restore what the manifest lists but the disk lacks, from the raw data, before training.
+            missing = [index for index, path in enumerate(paths) if not os.path.isfile(path)]
+            for index in missing:
+                print(f"rebuilding {os.path.basename(paths[index])} from raw record {index}")
+                write_features(index, paths[index])
+# --- fix: end
+
+        loader = DataLoader(NpyDataset(paths), batch_size=4, num_workers=2)
+        batches = []
         for batch in loader:
-            total += batch.shape[0]
-        print(f"epoch finished: {total} samples")
+            batches.append(batch)
+        print(f"epoch finished: {sum(len(batch) for batch in batches)} samples")
+
+        # --- check: start
+        trained_on = torch.cat(batches)  # every sample the epoch delivered, in order
+        expected = torch.stack([torch.from_numpy(preprocess(record)) for record in RAW])
+        assert len(trained_on) == len(RAW), f"{len(trained_on)} of {len(RAW)} samples"
+        torch.testing.assert_close(trained_on, expected)
+        print(f"check: all {len(RAW)} samples were trained on, each with its raw record's features")
+        # --- check: end
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 

@@ -65,7 +65,7 @@ class WatchedDataset(Dataset):
         return item
 
 
-class WholeFileDataset(WatchedDataset):
+class FileDataset(WatchedDataset):
     """The bug: every worker loads and keeps the whole file (N workers, N copies)."""
 
     data = None
@@ -79,14 +79,15 @@ class WholeFileDataset(WatchedDataset):
         return self.data[index].clone()
 
 
+if FIXED:
 # --- fix: start
-class RecordDataset(WatchedDataset):
-    """Reads only the requested record: a worker holds one item at a time, not the file."""
+    class FileDataset(WatchedDataset):
+        """Reads only the requested record: a worker holds one item at a time, not the file."""
 
-    def read(self, index: int) -> torch.Tensor:
-        with open(self.path, "rb") as f:
-            f.seek(index * RECORD_BYTES)
-            return torch.frombuffer(bytearray(f.read(RECORD_BYTES)), dtype=torch.float32)
+        def read(self, index: int) -> torch.Tensor:
+            with open(self.path, "rb") as f:
+                f.seek(index * RECORD_BYTES)
+                return torch.frombuffer(bytearray(f.read(RECORD_BYTES)), dtype=torch.float32)
 # --- fix: end
 
 
@@ -98,10 +99,16 @@ def main() -> None:
         with open(path, "wb") as f:
             f.write(buffer)
         del buffer
-        dataset = RecordDataset(path) if FIXED else WholeFileDataset(path)
-        loader = DataLoader(dataset, batch_size=4, num_workers=2)
-        batches = sum(1 for _ in loader)
-        print(f"loaded {batches} batches with 2 workers")
+        loader = DataLoader(FileDataset(path), batch_size=4, num_workers=2)
+        batches = [batch for batch in loader]
+        print(f"loaded {len(batches)} batches with 2 workers")
+
+        # --- check: start
+        with open(path, "rb") as f:  # the whole file, read once in the main process
+            records = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).view(RECORDS, -1)
+        assert torch.equal(torch.cat(batches), records), "records missing, changed or out of order"
+        print(f"check: all {RECORDS} records were loaded, equal to the file's contents")
+        # --- check: end
 
 
 if __name__ == "__main__":

@@ -29,19 +29,32 @@ class SquaresDataset(Dataset):
         return torch.tensor([index, index * index])
 
 
-def train() -> None:
+def train() -> list[torch.Tensor]:
     loader = DataLoader(
         SquaresDataset(), batch_size=4, num_workers=2, multiprocessing_context="spawn"
     )
+    batches = []
     for batch in loader:
         print("batch from spawned workers:", batch.tolist())
+        batches.append(batch)
+    return batches
 
 
-if not FIXED:
-    # The bug: module-level code, run again by every spawned worker when it imports this file.
-    train()
-
+# As written, the training code runs whenever Python imports this file, a spawned worker's
+# import included.
+runs_training = True
+if FIXED:
 # --- fix: start
-if __name__ == "__main__":  # true in the process you started, false in a worker's import
-    train()
+    # The main guard: true only in the process you started. A spawned worker imports this
+    # file as "__mp_main__" and skips the training code.
+    runs_training = __name__ == "__main__"
 # --- fix: end
+
+if runs_training:
+    batches = train()
+
+    # --- check: start
+    expected = torch.tensor([[i, i * i] for i in range(len(SquaresDataset()))])
+    assert torch.equal(torch.cat(batches), expected), "samples missing or out of order"
+    print(f"check: the spawned workers loaded all {len(expected)} samples, in order")
+    # --- check: end

@@ -12,11 +12,16 @@ time: `Expected to mark a variable ready only once`.
 `python repro.py --fixed`: the block is checkpointed with `use_reentrant=False`, which
 records the block's operations in the outer autograd graph. DDP sees the parameters as
 used, each hook fires once, and training runs.
+The check compares both ranks' final weights with a plain one-process training run on
+the same batches (no DDP, no checkpointing, the gradient averaged over the ranks' batches as
+DDP averages it): the fix must not change what is learned.
 """
 
+import os
 import random
 import socket
 import sys
+import tempfile
 from datetime import timedelta
 
 import torch
@@ -31,14 +36,17 @@ STEPS = 3
 
 
 def checkpointed(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    if not FIXED:
-        # The bug: reentrant checkpointing, the old default of torch.utils.checkpoint and
-        # of many gradient_checkpointing_enable() implementations.
-        return checkpoint(block, x, use_reentrant=True)
+    # The bug: reentrant checkpointing, the old default of torch.utils.checkpoint and of
+    # many gradient_checkpointing_enable() implementations.
+    return checkpoint(block, x, use_reentrant=True)
+
+
+if FIXED:
     # --- fix: start
-    # Non-reentrant checkpointing keeps the block's parameters in the outer autograd
-    # graph, so DDP's unused-parameter search sees them and each hook fires once.
-    return checkpoint(block, x, use_reentrant=False)
+    def checkpointed(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        # Non-reentrant checkpointing keeps the block's parameters in the outer autograd
+        # graph, so DDP's unused-parameter search sees them and each hook fires once.
+        return checkpoint(block, x, use_reentrant=False)
     # --- fix: end
 
 
@@ -55,7 +63,28 @@ class Net(torch.nn.Module):
         return self.head(h)
 
 
-def worker(rank: int, port: int) -> None:
+def batch(step: int, rank: int) -> torch.Tensor:
+    """Rank `rank`'s input at `step`, the same wherever it is computed."""
+    return torch.randn(4, 8, generator=torch.Generator().manual_seed(100 * step + rank))
+
+
+def train_without_ddp() -> dict:
+    """The reference: one process, no checkpointing, the gradient averaged over the ranks'
+    batches as DDP averages it."""
+    torch.manual_seed(0)
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(STEPS):
+        optimizer.zero_grad()
+        for rank in range(WORLD_SIZE):
+            x = batch(step, rank)
+            out = model.head(model.block(model.stem(x)))
+            (out.pow(2).mean() / WORLD_SIZE).backward()
+        optimizer.step()
+    return model.state_dict()
+
+
+def worker(rank: int, port: int, folder: str) -> None:
     dist.init_process_group(
         "gloo",
         init_method=f"tcp://127.0.0.1:{port}",
@@ -69,12 +98,13 @@ def worker(rank: int, port: int) -> None:
     model = DDP(Net(), find_unused_parameters=True)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(STEPS):
-        loss = model(torch.randn(4, 8)).pow(2).mean()
+        loss = model(batch(step, rank)).pow(2).mean()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         if rank == 0:
             print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    torch.save(model.module.state_dict(), os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
 
 
@@ -93,5 +123,14 @@ def free_port() -> int:
 
 if __name__ == "__main__":
     # join=True: if a rank raises, the others are terminated and the error is re-raised here.
-    mp.spawn(worker, args=(free_port(),), nprocs=WORLD_SIZE, join=True)
+    folder = tempfile.mkdtemp()
+    mp.spawn(worker, args=(free_port(), folder), nprocs=WORLD_SIZE, join=True)
     print("training finished on both ranks")
+
+    # --- check: start
+    expected = train_without_ddp()
+    for rank in range(WORLD_SIZE):
+        trained = torch.load(os.path.join(folder, f"rank{rank}.pt"))
+        torch.testing.assert_close(trained, expected)
+    print("check: both ranks' weights equal plain training on both ranks' batches")
+    # --- check: end

@@ -11,11 +11,16 @@ no gradient.
 `python repro.py --fixed`: the same model wrapped with `find_unused_parameters=True`.
 DDP now walks the autograd graph from the outputs after each forward pass, marks the
 idle head's parameters ready itself, and all four steps complete.
+The check compares both ranks' final weights with a plain one-process training run on
+the same batches (no DDP, no checkpointing, the gradient averaged over the ranks' batches as
+DDP averages it): the fix must not change what is learned.
 """
 
+import os
 import random
 import socket
 import sys
+import tempfile
 from datetime import timedelta
 
 import torch
@@ -42,16 +47,48 @@ class MultiTaskNet(torch.nn.Module):
 
 
 def wrap(model: torch.nn.Module) -> DDP:
-    if not FIXED:
-        return DDP(model)
+    return DDP(model)  # the bug: DDP waits for a gradient of every parameter
+
+
+if FIXED:
     # --- fix: start
-    # Some parameters legitimately skip an iteration (task-specific heads): let DDP find
-    # them after each forward pass and mark them ready instead of waiting for them.
-    return DDP(model, find_unused_parameters=True)
+    def wrap(model: torch.nn.Module) -> DDP:
+        # Some parameters legitimately skip an iteration (task-specific heads): let DDP
+        # find them after each forward pass and mark them ready instead of waiting.
+        return DDP(model, find_unused_parameters=True)
     # --- fix: end
 
 
-def worker(rank: int, port: int) -> None:
+def batch(step: int, rank: int) -> tuple[str, torch.Tensor, torch.Tensor]:
+    """The task, input and target of rank `rank` at `step`, the same wherever computed."""
+    g = torch.Generator().manual_seed(100 * step + rank)
+    task = "cls" if step % 2 == 0 else "reg"  # the batch's task decides the head
+    x = torch.randn(4, 8, generator=g)
+    y = torch.randint(0, 3, (4,), generator=g) if task == "cls" else torch.randn(4, generator=g)
+    return task, x, y
+
+
+def loss_fn(task: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if task == "cls":
+        return torch.nn.functional.cross_entropy(out, y)
+    return torch.nn.functional.mse_loss(out.squeeze(1), y)
+
+
+def train_without_ddp() -> dict:
+    """The reference: one process, the gradient averaged over both ranks' batches."""
+    torch.manual_seed(0)
+    model = MultiTaskNet()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(STEPS):
+        optimizer.zero_grad()
+        for rank in range(WORLD_SIZE):
+            task, x, y = batch(step, rank)
+            (loss_fn(task, model(x, task), y) / WORLD_SIZE).backward()
+        optimizer.step()
+    return model.state_dict()
+
+
+def worker(rank: int, port: int, folder: str) -> None:
     dist.init_process_group(
         "gloo",
         init_method=f"tcp://127.0.0.1:{port}",
@@ -63,18 +100,14 @@ def worker(rank: int, port: int) -> None:
     model = wrap(MultiTaskNet())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(STEPS):
-        task = "cls" if step % 2 == 0 else "reg"  # the batch's task decides the head
-        x = torch.randn(4, 8)
-        out = model(x, task)
-        if task == "cls":
-            loss = torch.nn.functional.cross_entropy(out, torch.randint(0, 3, (4,)))
-        else:
-            loss = torch.nn.functional.mse_loss(out.squeeze(1), torch.randn(4))
+        task, x, y = batch(step, rank)
+        loss = loss_fn(task, model(x, task), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         if rank == 0:
             print(f"step {step} ({task}): loss {loss.item():.4f}", flush=True)
+    torch.save(model.module.state_dict(), os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
 
 
@@ -93,5 +126,14 @@ def free_port() -> int:
 
 if __name__ == "__main__":
     # join=True: if a rank raises, the others are terminated and the error is re-raised here.
-    mp.spawn(worker, args=(free_port(),), nprocs=WORLD_SIZE, join=True)
+    folder = tempfile.mkdtemp()
+    mp.spawn(worker, args=(free_port(), folder), nprocs=WORLD_SIZE, join=True)
     print("training finished on both ranks")
+
+    # --- check: start
+    expected = train_without_ddp()
+    for rank in range(WORLD_SIZE):
+        trained = torch.load(os.path.join(folder, f"rank{rank}.pt"))
+        torch.testing.assert_close(trained, expected)
+    print("check: both ranks' weights equal plain training on both ranks' batches")
+    # --- check: end

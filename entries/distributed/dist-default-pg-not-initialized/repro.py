@@ -38,44 +38,48 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-# --- fix: start
-def setup_distributed() -> None:
-    """Create the default process group once, whether or not torchrun started us."""
-    if dist.is_initialized():
-        return
-    timeout = timedelta(seconds=30)
-    if "RANK" in os.environ:  # launched by torchrun: it set RANK, WORLD_SIZE, MASTER_*
-        dist.init_process_group("gloo", timeout=timeout)
-    else:  # plain `python train.py`: a group of one process
-        dist.init_process_group(
-            "gloo",
-            init_method=f"tcp://127.0.0.1:{free_port()}",
-            rank=0,
-            world_size=1,
-            timeout=timeout,
-        )
-# --- fix: end
-
-
 def main() -> None:
     if FIXED:
-        setup_distributed()
-    dataset = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+        # --- fix: start
+        # Create the default process group before anything distributed runs, whether or
+        # not torchrun started the script.
+        if "RANK" in os.environ:  # torchrun set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+            dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+        else:  # plain `python train.py`: a group of one process
+            dist.init_process_group(
+                "gloo",
+                init_method=f"tcp://127.0.0.1:{free_port()}",
+                rank=0,
+                world_size=1,
+                timeout=timedelta(seconds=30),
+            )
+        # --- fix: end
+    samples = 32
+    dataset = TensorDataset(torch.arange(samples), torch.randn(samples, 4), torch.randn(samples, 1))
     sampler = DistributedSampler(dataset, shuffle=True)  # asks for the world size and rank
     loader = DataLoader(dataset, batch_size=8, sampler=sampler)
     model = torch.nn.Linear(4, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for x, y in loader:
+    trained_on = []
+    for index, x, y in loader:
         loss = torch.nn.functional.mse_loss(model(x), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        trained_on += index.tolist()
         mean_loss = loss.detach().clone()
         dist.all_reduce(mean_loss)  # average the logged loss across ranks
         mean_loss /= dist.get_world_size()
         print(f"rank {dist.get_rank()}/{dist.get_world_size()}: loss {mean_loss.item():.4f}")
-    if dist.is_initialized():
-        dist.destroy_process_group()
+
+    # --- check: start
+    per_rank = [None] * dist.get_world_size()
+    dist.all_gather_object(per_rank, trained_on)
+    trained_on_by_all = sorted(i for indices in per_rank for i in indices)
+    assert trained_on_by_all == list(range(samples)), trained_on_by_all
+    print(f"check: every one of the {samples} samples was trained on, once")
+    # --- check: end
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

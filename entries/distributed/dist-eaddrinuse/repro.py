@@ -9,7 +9,9 @@ store server on that port and `init_process_group` fails with `The server socket
 failed to listen on any local network address. ... EADDRINUSE ... address already in
 use`.
 `python repro.py --fixed`: job B asks the operating system for a free port (bind to port
-0, read the number back) and puts it in `MASTER_PORT`; both jobs run side by side.
+0, read the number back) and puts it in `MASTER_PORT`; both jobs run side by side. The
+check confirms that job A is still running and that job B's `all_reduce` ran in its own
+one-rank group.
 """
 
 import os
@@ -65,9 +67,11 @@ try:
     port = PORT_IN_THE_CONFIG  # the bug: the same MASTER_PORT as the job already running
     if FIXED:
         # --- fix: start
-        # Give each job its own rendezvous port: ask the OS for a free one instead of
-        # reusing the default (torchrun: --master-port=<port>, or --standalone).
-        port = free_port()
+        # Give each job its own rendezvous port: ask the OS for a free one (bind to port
+        # 0, read the number back) instead of reusing the default 29500.
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
         # --- fix: end
 
     print(f"job B: init_process_group with MASTER_PORT={port}", flush=True)
@@ -75,6 +79,13 @@ try:
     total = torch.ones(3)
     dist.all_reduce(total)
     print(f"job B: running next to job A, all_reduce -> {total.tolist()}", flush=True)
+
+    # --- check: start
+    assert job_a.poll() is None, "job A stopped"
+    assert dist.get_world_size() == 1, "job B joined another job's group"
+    torch.testing.assert_close(total, torch.ones(3))  # a sum over job B's one rank
+    print("check: job B ran its own one-rank group while job A kept running")
+    # --- check: end
     dist.destroy_process_group()
 finally:
     job_a.stdin.close()  # lets job A finish

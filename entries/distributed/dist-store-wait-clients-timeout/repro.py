@@ -9,6 +9,7 @@ launch failed, a forgotten terminal, a scheduler that gave fewer processes than
 waiting for clients. 1/2 clients joined.`
 `python repro.py --fixed`: every rank of the world size is started (here as two local
 processes on 127.0.0.1); both join the store and an `all_reduce` over the two ranks runs.
+The check reads what each rank computed: the sum 1 + 2 over a group of two.
 """
 
 import os
@@ -16,11 +17,12 @@ import random
 import socket
 import subprocess
 import sys
+import tempfile
 from datetime import timedelta
 
 FIXED = "--fixed" in sys.argv[1:]
 WORLD_SIZE = 2  # what the job is configured for
-STORE_TIMEOUT_S = 20  # init_process_group(timeout=...); the default is 30 minutes (10 for NCCL)
+STORE_TIMEOUT_S = 20  # init_process_group(timeout=...); default 30 minutes (NCCL: 10)
 
 
 def worker() -> None:
@@ -32,6 +34,8 @@ def worker() -> None:
     t = torch.tensor([float(dist.get_rank() + 1)])
     dist.all_reduce(t)
     print(f"rank {dist.get_rank()}: all_reduce over {dist.get_world_size()} ranks -> {t.item()}", flush=True)
+    with open(os.path.join(os.environ["RESULTS"], f"rank{dist.get_rank()}.txt"), "w") as f:
+        f.write(f"{dist.get_world_size()} {t.item()}")
     dist.destroy_process_group()
 
 
@@ -48,13 +52,13 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-def launch(ranks: list[int]) -> int:
+def launch(ranks: list[int], folder: str) -> int:
     """Start one process per rank, like one command per node; return the worst exit code."""
     port = free_port()
     procs = []
     for rank in ranks:
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(WORLD_SIZE),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RESULTS=folder)
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker"], env=env))
     codes = []
     for proc in procs:
@@ -78,4 +82,15 @@ if __name__ == "__main__":
         ranks_started = list(range(WORLD_SIZE))
         # --- fix: end
     print(f"WORLD_SIZE={WORLD_SIZE}, starting ranks {ranks_started}", flush=True)
-    sys.exit(launch(ranks_started))
+    folder = tempfile.mkdtemp()
+    exit_code = launch(ranks_started, folder)
+    print(f"worst exit code: {exit_code}", flush=True)
+
+    # --- check: start
+    assert exit_code == 0, exit_code
+    for rank in range(WORLD_SIZE):
+        with open(os.path.join(folder, f"rank{rank}.txt")) as f:
+            world_size, total = f.read().split()
+        assert int(world_size) == WORLD_SIZE and float(total) == sum(range(1, WORLD_SIZE + 1))
+    print(f"check: all {WORLD_SIZE} ranks summed 1 + 2 = 3 in one group")
+    # --- check: end

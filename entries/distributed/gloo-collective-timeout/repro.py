@@ -10,7 +10,9 @@ for recv operation to complete`. Rank 0 then finds its peer gone when it reaches
 barrier.
 `python repro.py --fixed`: the wait for rank 0's rank-local work runs on a second process
 group created with a timeout that covers that work (60 s); the training collectives keep
-their short timeout, so a rank that really dies is still detected quickly.
+their short timeout, so a rank that really dies is still detected quickly. The check
+confirms that both ranks finished and that each rank's weights equal the checkpoint rank 0
+saved before the barrier (the ranks stayed in sync and rank 1 read a complete file).
 
 The ranks are plain subprocesses of this script (no torchrun), so the waiting rank prints
 its own error instead of being stopped by a launcher first. Every child is killed before
@@ -24,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 FIXED = "--fixed" in sys.argv[1:]
@@ -45,7 +48,7 @@ def rank0_evaluate_and_save() -> None:
         time.sleep(0.05)
 
 
-def worker(rank: int) -> None:
+def worker(rank: int, folder: str) -> None:
     import torch
     import torch.distributed as dist
 
@@ -54,30 +57,41 @@ def worker(rank: int) -> None:
         "gloo", rank=rank, world_size=WORLD_SIZE, timeout=datetime.timedelta(seconds=60)
     )
     train_group = dist.new_group(timeout=COLLECTIVE_TIMEOUT)
-    wait_group = train_group
-    # --- fix: start
+    wait_group = train_group  # the bug: waiting for rank 0 under the training timeout
     if FIXED:
+        # --- fix: start
         # A separate group for waiting on rank 0's checkpoint/evaluation, with a timeout
         # that covers it. Every rank creates it, in the same order, right after init.
         wait_group = dist.new_group(timeout=datetime.timedelta(seconds=RANK0_ONLY_SECONDS * 4))
-    # --- fix: end
+        # --- fix: end
 
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 1)
-    for _step in range(3):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
         model.zero_grad()
-        model(torch.randn(8, 16)).pow(2).mean().backward()
+        x = torch.randn(8, 16, generator=torch.Generator().manual_seed(10 * step + rank))
+        model(x).pow(2).mean().backward()
         for p in model.parameters():
             dist.all_reduce(p.grad, group=train_group)
+            p.grad /= WORLD_SIZE
+        optimizer.step()
     print(f"[rank {rank}] 3 training steps done", flush=True)
 
+    checkpoint = os.path.join(folder, "checkpoint.pt")
     if rank == 0:
         print(f"[rank 0] evaluating and saving a checkpoint ({RANK0_ONLY_SECONDS} s)", flush=True)
         rank0_evaluate_and_save()
+        torch.save(model.state_dict(), checkpoint)
     else:
         print(f"[rank {rank}] waiting for rank 0 in dist.barrier()", flush=True)
     dist.barrier(group=wait_group)
     print(f"[rank {rank}] passed the barrier", flush=True)
+    # Every rank goes on from the checkpoint rank 0 wrote before the barrier.
+    torch.save(
+        {"own": model.state_dict(), "checkpoint": torch.load(checkpoint)},
+        os.path.join(folder, f"rank{rank}.pt"),
+    )
     dist.destroy_process_group()
 
 
@@ -94,7 +108,7 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-def launch() -> int:
+def launch(folder: str) -> dict:
     env = dict(
         os.environ,
         MASTER_ADDR="127.0.0.1",
@@ -102,10 +116,9 @@ def launch() -> int:
         GLOO_SOCKET_IFNAME="lo",  # gloo's own sockets on the loopback interface only
         OMP_NUM_THREADS="1",
     )
-    args = ["--fixed"] if FIXED else []
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(rank), *args],
+            [sys.executable, __file__, *sys.argv[1:], "--worker", str(rank), folder],
             env=env,
             start_new_session=True,
         )
@@ -125,11 +138,22 @@ def launch() -> int:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     print(f"rank exit codes: {[codes.get(r, 'killed at deadline') for r in range(WORLD_SIZE)]}")
-    return 0 if len(codes) == WORLD_SIZE and not any(codes.values()) else 1
+    return codes
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(int(sys.argv[sys.argv.index("--worker") + 1]))
-    else:
-        sys.exit(launch())
+        worker(int(sys.argv[-2]), sys.argv[-1])
+        sys.exit(0)
+    import torch
+
+    folder = tempfile.mkdtemp()
+    exit_codes = launch(folder)
+
+    # --- check: start
+    assert exit_codes == {0: 0, 1: 0}, exit_codes
+    for rank in range(WORLD_SIZE):
+        result = torch.load(os.path.join(folder, f"rank{rank}.pt"))
+        torch.testing.assert_close(result["checkpoint"], result["own"])
+    print("check: both ranks finished, in sync with the checkpoint rank 0 saved")
+    # --- check: end

@@ -9,7 +9,8 @@ exits; rank 0, already inside `all_reduce` for the same step, reads end-of-file 
 socket to rank 1 and raises
 `RuntimeError: [.../gloo/transport/tcp/pair.cc:NNN] Connection closed by peer [127.0.0.1]:PORT`.
 `python repro.py --fixed`: the flatten uses the batch's own size, `x.view(x.size(0), -1)`,
-so the short last batch works; rank 1 no longer crashes and both ranks finish.
+so the short last batch works; rank 1 no longer crashes and both ranks finish. The check
+counts the samples the ranks trained on: all 22, each once, the short batch included.
 
 The ranks are plain subprocesses of this script (no torchrun), so the surviving rank
 prints its own error instead of being stopped by a launcher first. Every child is killed
@@ -23,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 FIXED = "--fixed" in sys.argv[1:]
@@ -41,14 +43,17 @@ def shard(rank: int) -> range:
 
 
 def flatten(x):
-    # --- fix: start
-    if FIXED:
-        return x.view(x.size(0), -1)  # the batch's own size: a short last batch works
-    # --- fix: end
     return x.view(BATCH, -1)  # the bug: assumes every batch is full
 
 
-def worker(rank: int) -> None:
+if FIXED:
+    # --- fix: start
+    def flatten(x):
+        return x.view(x.size(0), -1)  # the batch's own size: a short last batch works
+    # --- fix: end
+
+
+def worker(rank: int, folder: str) -> None:
     import torch
     import torch.distributed as dist
 
@@ -61,6 +66,7 @@ def worker(rank: int) -> None:
     indices = list(shard(rank))
     # Both ranks run 3 steps; rank 1's third batch is short (2 samples).
     steps = -(-len(indices) // BATCH)
+    trained_on = []
     for step in range(steps):
         batch = images[indices[step * BATCH : (step + 1) * BATCH]]
         if rank == 0:
@@ -69,7 +75,10 @@ def worker(rank: int) -> None:
         model(flatten(batch)).pow(2).mean().backward()
         for p in model.parameters():
             dist.all_reduce(p.grad)
+        trained_on += indices[step * BATCH : (step + 1) * BATCH]
         print(f"[rank {rank}] step {step} done ({len(batch)} samples)", flush=True)
+    with open(os.path.join(folder, f"rank{rank}.txt"), "w") as f:
+        f.write(" ".join(map(str, trained_on)))
     dist.destroy_process_group()
 
 
@@ -86,7 +95,7 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-def launch() -> int:
+def launch(folder: str) -> dict:
     env = dict(
         os.environ,
         MASTER_ADDR="127.0.0.1",
@@ -94,10 +103,9 @@ def launch() -> int:
         GLOO_SOCKET_IFNAME="lo",  # gloo's own sockets on the loopback interface only
         OMP_NUM_THREADS="1",
     )
-    args = ["--fixed"] if FIXED else []
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(rank), *args],
+            [sys.executable, __file__, *sys.argv[1:], "--worker", str(rank), folder],
             env=env,
             start_new_session=True,
         )
@@ -117,11 +125,22 @@ def launch() -> int:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     print(f"rank exit codes: {[codes.get(r, 'killed at deadline') for r in range(WORLD_SIZE)]}")
-    return 0 if len(codes) == WORLD_SIZE and not any(codes.values()) else 1
+    return codes
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(int(sys.argv[sys.argv.index("--worker") + 1]))
-    else:
-        sys.exit(launch())
+        worker(int(sys.argv[-2]), sys.argv[-1])
+        sys.exit(0)
+    folder = tempfile.mkdtemp()
+    exit_codes = launch(folder)
+
+    # --- check: start
+    assert exit_codes == {0: 0, 1: 0}, exit_codes
+    trained_on = []
+    for rank in range(WORLD_SIZE):
+        with open(os.path.join(folder, f"rank{rank}.txt")) as f:
+            trained_on += [int(i) for i in f.read().split()]
+    assert sorted(trained_on) == list(range(SAMPLES)), sorted(trained_on)
+    print(f"check: the two ranks trained on all {SAMPLES} samples, each once")
+    # --- check: end

@@ -13,7 +13,8 @@ dies with SIGABRT (exit code -6 under torchrun).
 `python repro.py --fixed`: the ranks wait for rank 0 on a CPU (gloo) process group created
 with a timeout that covers the preprocessing (80 s). Nothing is queued on the GPU while
 they wait, so the NCCL watchdog has nothing to time out; the NCCL group keeps its short
-timeout for the training collectives.
+timeout for the training collectives. The check confirms that both ranks finished and that
+their all-reduced gradient equals the sum of both ranks' gradients computed on the CPU.
 
 Every child is killed before the script exits, also on the deadline.
 """
@@ -26,16 +27,18 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 FIXED = "--fixed" in sys.argv[1:]
 WORLD_SIZE = 2
+STEPS = 3
 NCCL_TIMEOUT = datetime.timedelta(seconds=10)  # the NCCL group's timeout
 PREPROCESS_SECONDS = 20  # rank 0's data set preprocessing, longer than the timeout
 DEADLINE = 100  # seconds for the whole run
 
 
-def worker(rank: int) -> None:
+def worker(rank: int, folder: str) -> None:
     import torch
     import torch.distributed as dist
 
@@ -54,15 +57,15 @@ def worker(rank: int) -> None:
     wait_for_rank0 = functools.partial(
         dist.barrier, group=nccl_group, device_ids=[rank]
     )  # the bug: waiting for rank 0 on the NCCL group, under its 10 s timeout
-    # --- fix: start
     if FIXED:
+        # --- fix: start
         # Wait for rank 0 on the CPU: a gloo group whose timeout covers the preprocessing.
         # Every rank creates it here, in the same order, while all ranks are present.
         cpu_group = dist.new_group(
             backend="gloo", timeout=datetime.timedelta(seconds=PREPROCESS_SECONDS * 4)
         )
         wait_for_rank0 = functools.partial(dist.barrier, group=cpu_group)
-    # --- fix: end
+        # --- fix: end
 
     if rank == 0:
         print(f"[rank 0] tokenizing the data set ({PREPROCESS_SECONDS} s)", flush=True)
@@ -75,14 +78,35 @@ def worker(rank: int) -> None:
 
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 1).to(device)
-    for _step in range(3):
+    for step in range(STEPS):
         model.zero_grad()
-        model(torch.randn(8, 16, device=device)).pow(2).mean().backward()
+        model(batch(step, rank).to(device)).pow(2).mean().backward()
         for p in model.parameters():
             dist.all_reduce(p.grad, group=nccl_group)
-    torch.cuda.synchronize()
-    print(f"[rank {rank}] 3 training steps done", flush=True)
+    ready = torch.ones(1, device=device)
+    dist.all_reduce(ready, group=nccl_group)
+    print(f"[rank {rank}] {STEPS} training steps done, {ready.item():.0f} ranks", flush=True)
+    result = {"ranks_ready": int(ready.item()), "grad": model.weight.grad.cpu()}
+    torch.save(result, os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
+
+
+def batch(step: int, rank: int):
+    """Rank `rank`'s input at `step`, made on the CPU so a reference can recompute it."""
+    import torch
+
+    return torch.randn(8, 16, generator=torch.Generator().manual_seed(10 * step + rank))
+
+
+def summed_gradient():
+    """The reference, on the CPU: the last step's gradient summed over both ranks' batches."""
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    for rank in range(WORLD_SIZE):
+        model(batch(STEPS - 1, rank)).pow(2).mean().backward()
+    return model.weight.grad
 
 
 def free_port() -> int:
@@ -98,22 +122,16 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-def launch() -> int:
-    import torch
-
-    if torch.cuda.device_count() < WORLD_SIZE:
-        print(f"needs {WORLD_SIZE} CUDA GPUs, found {torch.cuda.device_count()}")
-        return 2
+def launch(folder: str) -> dict:
     env = dict(
         os.environ,
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(free_port()),
         GLOO_SOCKET_IFNAME="lo",  # the fixed version's gloo group: loopback only
     )
-    args = ["--fixed"] if FIXED else []
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(rank), *args],
+            [sys.executable, __file__, *sys.argv[1:], "--worker", str(rank), folder],
             env=env,
             start_new_session=True,
         )
@@ -137,11 +155,26 @@ def launch() -> int:
         for r, c in codes.items()
     }
     print(f"rank exit codes: {[described.get(r, 'killed at deadline') for r in range(WORLD_SIZE)]}")
-    return 0 if len(codes) == WORLD_SIZE and not any(codes.values()) else 1
+    return codes
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(int(sys.argv[sys.argv.index("--worker") + 1]))
-    else:
-        sys.exit(launch())
+        worker(int(sys.argv[-2]), sys.argv[-1])
+        sys.exit(0)
+    import torch
+
+    if torch.cuda.device_count() < WORLD_SIZE:
+        sys.exit(f"needs {WORLD_SIZE} CUDA GPUs, found {torch.cuda.device_count()}")
+    folder = tempfile.mkdtemp()
+    exit_codes = launch(folder)
+
+    # --- check: start
+    assert exit_codes == {0: 0, 1: 0}, exit_codes
+    expected = summed_gradient()
+    for rank in range(WORLD_SIZE):
+        result = torch.load(os.path.join(folder, f"rank{rank}.pt"))
+        assert result["ranks_ready"] == WORLD_SIZE, result["ranks_ready"]
+        torch.testing.assert_close(result["grad"], expected, rtol=1e-4, atol=1e-6)
+    print("check: both ranks finished; their all-reduced gradient equals the CPU reference")
+    # --- check: end

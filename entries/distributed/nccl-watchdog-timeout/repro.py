@@ -11,7 +11,9 @@ still unfinished after 10 s and logs
 ran for N milliseconds before timing out.`, then takes the process down (SIGABRT).
 `python repro.py --fixed`: the all-reduce that waits for rank 0's rank-local work runs on a
 second NCCL group created with a timeout that covers that work (80 s); the training
-collectives keep the short timeout, so a rank that really hangs is still caught.
+collectives keep the short timeout, so a rank that really hangs is still caught. The check
+confirms that both ranks finished, counted both ranks in the wait, and that their
+all-reduced gradient equals the sum of both ranks' gradients computed on the CPU.
 
 Every child is killed before the script exits, also on the deadline.
 """
@@ -23,16 +25,18 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 FIXED = "--fixed" in sys.argv[1:]
 WORLD_SIZE = 2
+STEPS = 3
 COLLECTIVE_TIMEOUT = datetime.timedelta(seconds=10)  # the training group's timeout
 RANK0_ONLY_SECONDS = 20  # evaluation + checkpoint on rank 0, longer than the timeout
 DEADLINE = 100  # seconds for the whole run
 
 
-def worker(rank: int) -> None:
+def worker(rank: int, folder: str) -> None:
     import torch
     import torch.distributed as dist
 
@@ -43,13 +47,13 @@ def worker(rank: int) -> None:
         "nccl", rank=rank, world_size=WORLD_SIZE, timeout=datetime.timedelta(seconds=60)
     )
     train_group = dist.new_group(timeout=COLLECTIVE_TIMEOUT)
-    wait_group = train_group
-    # --- fix: start
+    wait_group = train_group  # the bug: waiting for rank 0 under the training timeout
     if FIXED:
+        # --- fix: start
         # A separate group for waiting on rank 0's checkpoint/evaluation, with a timeout
         # that covers it. Every rank creates it, in the same order, right after init.
         wait_group = dist.new_group(timeout=datetime.timedelta(seconds=RANK0_ONLY_SECONDS * 4))
-    # --- fix: end
+        # --- fix: end
     # Create the NCCL communicators now, with every rank present (NCCL connects lazily,
     # on a group's first collective).
     for group in [train_group] if wait_group is train_group else [train_group, wait_group]:
@@ -58,13 +62,13 @@ def worker(rank: int) -> None:
 
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 1).to(device)
-    for _step in range(3):
+    for step in range(STEPS):
         model.zero_grad()
-        model(torch.randn(8, 16, device=device)).pow(2).mean().backward()
+        model(batch(step, rank).to(device)).pow(2).mean().backward()
         for p in model.parameters():
             dist.all_reduce(p.grad, group=train_group)
     torch.cuda.synchronize()
-    print(f"[rank {rank}] 3 training steps done", flush=True)
+    print(f"[rank {rank}] {STEPS} training steps done", flush=True)
 
     if rank == 0:
         print(f"[rank 0] evaluating and saving a checkpoint ({RANK0_ONLY_SECONDS} s)", flush=True)
@@ -74,7 +78,27 @@ def worker(rank: int) -> None:
     ready = torch.ones(1, device=device)
     dist.all_reduce(ready, group=wait_group)
     print(f"[rank {rank}] all ranks ready: {ready.item():.0f}", flush=True)  # blocks on the GPU
+    result = {"ranks_ready": int(ready.item()), "grad": model.weight.grad.cpu()}
+    torch.save(result, os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
+
+
+def batch(step: int, rank: int):
+    """Rank `rank`'s input at `step`, made on the CPU so a reference can recompute it."""
+    import torch
+
+    return torch.randn(8, 16, generator=torch.Generator().manual_seed(10 * step + rank))
+
+
+def summed_gradient():
+    """The reference, on the CPU: the last step's gradient summed over both ranks' batches."""
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    for rank in range(WORLD_SIZE):
+        model(batch(STEPS - 1, rank)).pow(2).mean().backward()
+    return model.weight.grad
 
 
 def free_port() -> int:
@@ -90,17 +114,11 @@ def free_port() -> int:
     raise RuntimeError("no free port between 20000 and 32000")
 
 
-def launch() -> int:
-    import torch
-
-    if torch.cuda.device_count() < WORLD_SIZE:
-        print(f"needs {WORLD_SIZE} CUDA GPUs, found {torch.cuda.device_count()}")
-        return 2
+def launch(folder: str) -> dict:
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
-    args = ["--fixed"] if FIXED else []
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", str(rank), *args],
+            [sys.executable, __file__, *sys.argv[1:], "--worker", str(rank), folder],
             env=env,
             start_new_session=True,
         )
@@ -124,11 +142,26 @@ def launch() -> int:
         for r, c in codes.items()
     }
     print(f"rank exit codes: {[described.get(r, 'killed at deadline') for r in range(WORLD_SIZE)]}")
-    return 0 if len(codes) == WORLD_SIZE and not any(codes.values()) else 1
+    return codes
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(int(sys.argv[sys.argv.index("--worker") + 1]))
-    else:
-        sys.exit(launch())
+        worker(int(sys.argv[-2]), sys.argv[-1])
+        sys.exit(0)
+    import torch
+
+    if torch.cuda.device_count() < WORLD_SIZE:
+        sys.exit(f"needs {WORLD_SIZE} CUDA GPUs, found {torch.cuda.device_count()}")
+    folder = tempfile.mkdtemp()
+    exit_codes = launch(folder)
+
+    # --- check: start
+    assert exit_codes == {0: 0, 1: 0}, exit_codes
+    expected = summed_gradient()
+    for rank in range(WORLD_SIZE):
+        result = torch.load(os.path.join(folder, f"rank{rank}.pt"))
+        assert result["ranks_ready"] == WORLD_SIZE, result["ranks_ready"]
+        torch.testing.assert_close(result["grad"], expected, rtol=1e-4, atol=1e-6)
+    print("check: both ranks finished; their all-reduced gradient equals the CPU reference")
+    # --- check: end

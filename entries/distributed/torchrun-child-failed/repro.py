@@ -11,6 +11,8 @@ elastic agent sees rank 1 exit with code 1, sends SIGTERM to rank 0, logs
 `Root Cause (first observed failure)`.
 `python repro.py --fixed`: the other ranks wait in `dist.barrier()` until rank 0 has
 finished preparing the data, then load their shard; both ranks exit 0 and torchrun exits 0.
+The check compares each rank's all-reduced gradient with one computed in a single process
+from both shards rank 0 wrote: every rank trained on its shard.
 
 Everything torchrun started is killed before the script exits, also on its deadline.
 """
@@ -48,16 +50,18 @@ def worker(folder: str) -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
     if rank == 0:
         prepare_data(folder, world_size)
-    # --- fix: start
     if FIXED:
+        # --- fix: start
         dist.barrier()  # every rank waits here until rank 0 has written the shards
-    # --- fix: end
+        # --- fix: end
     data = torch.load(os.path.join(folder, f"shard-{rank}.pt"))
+    torch.manual_seed(0)
     model = torch.nn.Linear(16, 1)
     model(data).pow(2).mean().backward()
     for p in model.parameters():
         dist.all_reduce(p.grad)
     print(f"[rank {rank}] trained on {len(data)} samples", flush=True)
+    torch.save(model.weight.grad, os.path.join(folder, f"grad-{rank}.pt"))
     dist.destroy_process_group()
 
 
@@ -93,13 +97,12 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def launch() -> int:
-    folder = tempfile.mkdtemp(prefix="repro-torchrun-")
+def launch(folder: str) -> int:
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     command = [
         sys.executable, "-m", "torch.distributed.run",
         "--nproc-per-node", "2", "--master-port", str(free_port()),
-        __file__, "--worker", folder, *(["--fixed"] if FIXED else []),
+        __file__, *sys.argv[1:], "--worker", folder,
     ]
     torchrun = subprocess.Popen(command, env=env)
     try:
@@ -113,13 +116,28 @@ def launch() -> int:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             torchrun.wait()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(sys.argv[sys.argv.index("--worker") + 1])
-    else:
-        code = launch()
-        print(f"torchrun exited {code}")
-        sys.exit(code)
+        worker(sys.argv[-1])
+        sys.exit(0)
+    import torch
+
+    folder = tempfile.mkdtemp(prefix="repro-torchrun-")
+    exit_code = launch(folder)
+    print(f"torchrun exited {exit_code}")
+
+    # --- check: start
+    assert exit_code == 0, exit_code
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(16, 1)  # one process, both shards, no torchrun
+    for rank in range(2):
+        shard = torch.load(os.path.join(folder, f"shard-{rank}.pt"))
+        reference(shard).pow(2).mean().backward()
+    for rank in range(2):
+        summed = torch.load(os.path.join(folder, f"grad-{rank}.pt"))
+        torch.testing.assert_close(summed, reference.weight.grad)
+    print("check: each rank's summed gradient equals one computed from both shards")
+    # --- check: end
+    shutil.rmtree(folder, ignore_errors=True)

@@ -13,7 +13,8 @@ whose root cause reads `Signal 9 (SIGKILL) received by PID N`.
 `python repro.py --fixed`: `torch.load(path, mmap=True)` maps the file instead of copying
 it; each rank only reads the rows of its own shard, those pages are file-backed page
 cache the kernel can drop, and anonymous memory stays flat. Both ranks finish and
-torchrun exits 0.
+torchrun exits 0. The check compares both ranks' final weights with the same training
+done in one process over the whole data set: mapping the file changes no value.
 
 What this cannot show: the kernel's own choice of victim and its log line. On a real
 host, confirm with `dmesg -T | grep -i "out of memory"` (or `journalctl -k`).
@@ -35,6 +36,7 @@ FIXED = "--fixed" in sys.argv[1:]
 ROWS, COLS = 16384, 1024  # float32: 64 MiB
 RANK_SHARE = 32 * 1024 * 1024  # what each rank may grow by before the "host" runs out
 DEADLINE = 100  # seconds for the torchrun launch
+LR = 0.01
 
 
 def anon_resident_bytes() -> int:
@@ -61,12 +63,17 @@ def oom_killer_stand_in(baseline: int, rank: int) -> None:
 def load_dataset(path: str):
     import torch
 
+    return torch.load(path)  # the bug: a private copy of the whole data set per rank
+
+
+if FIXED:
     # --- fix: start
-    if FIXED:
+    def load_dataset(path: str):
+        import torch
+
         # Map the file: pages are read on first touch and stay reclaimable page cache.
         return torch.load(path, mmap=True)
     # --- fix: end
-    return torch.load(path)  # the bug: a private copy of the whole data set per rank
 
 
 def worker(path: str) -> None:
@@ -79,15 +86,19 @@ def worker(path: str) -> None:
     data = load_dataset(path)
     oom_killer_stand_in(baseline, rank)
     shard = data[rank::world_size]  # a view: no copy
+    torch.manual_seed(0)
     model = torch.nn.Linear(COLS, 1)
     for start in range(0, len(shard), 1024):
         model.zero_grad()
         model(shard[start : start + 1024]).pow(2).mean().backward()
-        for p in model.parameters():
-            dist.all_reduce(p.grad)
+        with torch.no_grad():
+            for p in model.parameters():
+                dist.all_reduce(p.grad)
+                p -= LR * p.grad / world_size  # plain SGD on the averaged gradient
         oom_killer_stand_in(baseline, rank)
     print(f"[rank {rank}] trained on {len(shard)} rows, anonymous memory grew by "
           f"{(anon_resident_bytes() - baseline) >> 20} MiB", flush=True)
+    torch.save(model.state_dict(), os.path.join(os.path.dirname(path), f"model-{rank}.pt"))
     dist.destroy_process_group()
 
 
@@ -123,17 +134,12 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def launch() -> int:
-    import torch
-
-    folder = tempfile.mkdtemp(prefix="repro-torchrun-oom-")
-    path = os.path.join(folder, "train.pt")
-    torch.save(torch.randn(ROWS, COLS), path)
+def launch(path: str) -> int:
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     command = [
         sys.executable, "-m", "torch.distributed.run",
         "--nproc-per-node", "2", "--master-port", str(free_port()),
-        __file__, "--worker", path, *(["--fixed"] if FIXED else []),
+        __file__, *sys.argv[1:], "--worker", path,
     ]
     torchrun = subprocess.Popen(command, env=env)
     try:
@@ -147,13 +153,42 @@ def launch() -> int:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             torchrun.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+
+
+def train_in_one_process(data, world_size: int) -> dict:
+    """The reference: no torchrun, each step's gradient averaged over the ranks' batches."""
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(COLS, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    shards = [data[rank::world_size] for rank in range(world_size)]
+    for start in range(0, len(shards[0]), 1024):
+        model.zero_grad()
+        for shard in shards:
+            (model(shard[start : start + 1024]).pow(2).mean() / world_size).backward()
+        optimizer.step()
+    return model.state_dict()
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        worker(sys.argv[sys.argv.index("--worker") + 1])
-    else:
-        code = launch()
-        print(f"torchrun exited {code}")
-        sys.exit(code)
+        worker(sys.argv[-1])
+        sys.exit(0)
+    import torch
+
+    folder = tempfile.mkdtemp(prefix="repro-torchrun-oom-")
+    path = os.path.join(folder, "train.pt")
+    torch.save(torch.randn(ROWS, COLS), path)
+    exit_code = launch(path)
+    print(f"torchrun exited {exit_code}")
+
+    # --- check: start
+    assert exit_code == 0, exit_code
+    expected = train_in_one_process(torch.load(path, mmap=True), world_size=2)
+    for rank in range(2):
+        trained = torch.load(os.path.join(folder, f"model-{rank}.pt"))
+        torch.testing.assert_close(trained, expected)
+    print("check: both ranks' weights equal one-process training on the whole data set")
+    # --- check: end
+    shutil.rmtree(folder, ignore_errors=True)

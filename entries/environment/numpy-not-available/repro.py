@@ -6,40 +6,40 @@ linked into a temporary folder. numpy is not among them (torch does not declare 
 child interpreter that sees only that folder imports torch, which warns
 `Failed to initialize NumPy: No module named 'numpy'`, then the job converts its
 predictions with `tensor.numpy()` and fails with `RuntimeError: Numpy is not available`.
-`python repro.py --fixed`: the job's requirements name numpy next to torch (what
-`python -m pip install numpy` does for that interpreter), so the same child imports torch
-silently and converts tensors to arrays.
+`python repro.py --fixed`: `python -m pip install numpy` installs numpy into that
+environment, and the same job imports torch silently and converts tensors to arrays. The
+check compares the array the job saved with the predictions computed here.
 
-Nothing is installed or downloaded: the environment is made of links to the packages
-already installed for this interpreter, and removed afterwards.
+Nothing is downloaded: the environment is made of links to the packages already
+installed for this interpreter, pip installs from a local wheel of the installed numpy
+(rebuilt from its files), and everything is removed afterwards.
 """
 
 import importlib.metadata
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
+
+import numpy as np
+import torch
 
 FIXED = "--fixed" in sys.argv[1:]
 
-BARE_REQUIREMENTS = ["torch"]  # what a bare `pip install torch` puts in a fresh environment
-
-# --- fix: start
-# Declare numpy yourself: torch's package metadata does not require it, so
-# `pip install torch` (or a requirements file listing only torch) leaves it out.
-REQUIREMENTS_WITH_NUMPY = ["torch", "numpy"]
-# --- fix: end
-
-REQUIREMENTS = REQUIREMENTS_WITH_NUMPY if FIXED else BARE_REQUIREMENTS
-
 JOB = """
+import sys
+
 import torch
 
 torch.manual_seed(0)
 model = torch.nn.Linear(4, 2)
 predictions = model(torch.randn(8, 4)).argmax(dim=1)
-print("predictions as an array:", predictions.numpy())
+array = predictions.numpy()
+print("predictions as an array:", array)
+array.tofile(sys.argv[1])  # the job's output file
 """
 
 
@@ -79,11 +79,54 @@ def build_environment(folder: str, requirements: list[str]) -> list[str]:
     return names
 
 
-with tempfile.TemporaryDirectory(prefix="repro-numpy-env-") as site:
-    installed = build_environment(site, REQUIREMENTS)
-    print(f"job environment: {', '.join(sorted(installed, key=str.lower))}", flush=True)
-    # -S: no site-packages of this interpreter; the job sees the folder above and the
-    # standard library only, like a fresh virtual environment.
-    env = dict(os.environ, PYTHONPATH=site, PYTHONNOUSERSITE="1")
-    job = subprocess.run([sys.executable, "-S", "-c", JOB], env=env, timeout=120)
-    sys.exit(job.returncode)
+def build_wheel(folder: str, name: str) -> None:
+    """Pack the installed distribution `name` back into a wheel in `folder` (offline)."""
+    distribution = importlib.metadata.distribution(name)
+    dist_info = f"{distribution.metadata['Name']}-{distribution.version}.dist-info"
+    tag = re.search(r"^Tag: (\S+)", distribution.read_text("WHEEL"), re.MULTILINE).group(1)
+    root = distribution.locate_file("")
+    files = [
+        path for path in distribution.files or []
+        if path.parts[0] != ".." and "__pycache__" not in path.parts
+        and path.name not in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+    ]
+    wheel = os.path.join(folder, f"{distribution.metadata['Name']}-{distribution.version}-{tag}.whl")
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_STORED) as archive:
+        for path in files:
+            archive.write(os.path.join(root, path), str(path))
+        archive.writestr(f"{dist_info}/RECORD", "".join(f"{path},,\n" for path in files))
+
+
+site = tempfile.mkdtemp(prefix="repro-numpy-env-")  # the job's fresh environment
+wheels = tempfile.mkdtemp(prefix="repro-numpy-wheels-")  # stands in for the package index
+installed = build_environment(site, ["torch"])  # what `pip install torch` puts there
+print(f"job environment: {', '.join(sorted(installed, key=str.lower))}", flush=True)
+build_wheel(wheels, "numpy")
+# pip: install into the job's environment, from the local wheels only, no configuration
+os.environ.update(PIP_TARGET=site, PIP_NO_INDEX="1", PIP_FIND_LINKS=wheels, PIP_CONFIG_FILE=os.devnull,
+                  PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_ROOT_USER_ACTION="ignore")
+
+if FIXED:
+    # --- fix: start
+    # torch's package metadata does not require numpy: install it next to torch, with the
+    # interpreter that runs the job.  $ python -m pip install numpy
+    subprocess.run([sys.executable, "-m", "pip", "install", "numpy"], check=True)
+    # --- fix: end
+
+predictions_file = os.path.join(wheels, "predictions.bin")
+# -S: no site-packages of this interpreter; the job sees its environment and the
+# standard library only, like a fresh virtual environment.
+job_env = dict(os.environ, PYTHONPATH=site, PYTHONNOUSERSITE="1")
+job = subprocess.run([sys.executable, "-S", "-c", JOB, predictions_file], env=job_env, timeout=120)
+saved = np.fromfile(predictions_file, dtype=np.int64) if job.returncode == 0 else None
+shutil.rmtree(site, ignore_errors=True)
+shutil.rmtree(wheels, ignore_errors=True)
+
+# --- check: start
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 2)
+expected = model(torch.randn(8, 4)).argmax(dim=1)  # the job's predictions, computed here
+assert saved is not None, f"the job failed with exit code {job.returncode}"
+np.testing.assert_array_equal(saved, expected.numpy())
+print("check: the job's array equals the predictions computed here")
+# --- check: end

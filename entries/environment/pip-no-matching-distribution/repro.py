@@ -7,14 +7,18 @@ interpreter, finds no candidate, and stops with `ERROR: Could not find a version
 satisfies the requirement torch==1.13.1 (from versions: ...)` and
 `ERROR: No matching distribution found for torch==1.13.1`; the list holds only the
 releases that do have wheels for this Python.
-`python repro.py --fixed`: the pin names a release built for this Python; pip resolves it.
+`python repro.py --fixed`: `python -m pip install torch==2.13.0`, a release built for this
+Python; pip resolves and installs it. The check reads the installed torch's wheel tags.
 
-Offline and without touching this environment: pip runs with `--dry-run
---ignore-installed --no-index` against a local folder holding metadata-only wheels whose
-file names carry the tags of the real releases (`cp37` to `cp310` for 1.13.1).
+Offline and without touching this environment: pip installs into a temporary folder
+(`PIP_TARGET`) from a local folder (`PIP_NO_INDEX`, `PIP_FIND_LINKS`) holding
+metadata-only wheels whose file names carry the tags of the real releases (`cp37` to
+`cp310` for 1.13.1).
 """
 
+import importlib.metadata
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,16 +36,6 @@ INDEX = [
     ("2.13.0", [f"{THIS_PYTHON}-{THIS_PYTHON}-{LINUX}", f"{THIS_PYTHON}-none-any"]),
 ]
 
-BROKEN_PIN = "torch==1.13.1"  # from a README written when Python 3.10 was current
-
-# --- fix: start
-# Pin a torch release that publishes wheels for the Python you run (torch 2.0 was the
-# first for Python 3.11), or keep the old pin and create the environment with a Python
-# that release supports (3.10 or older for torch 1.13).
-FIXED_PIN = "torch==2.13.0"
-# --- fix: end
-
-
 def write_wheel(folder: Path, version: str, tag: str) -> None:
     """A wheel that holds only metadata: enough for pip to select it, nothing to import."""
     dist_info = f"torch-{version}.dist-info"
@@ -54,18 +48,34 @@ def write_wheel(folder: Path, version: str, tag: str) -> None:
         archive.writestr(f"{dist_info}/RECORD", record)
 
 
-with tempfile.TemporaryDirectory(prefix="repro-pip-no-match-") as index:
-    for version, tags in INDEX:
-        for tag in tags:
-            write_wheel(Path(index), version, tag)
-    pin = FIXED_PIN if FIXED else BROKEN_PIN
-    print(f"Python {sys.version_info.major}.{sys.version_info.minor}: $ pip install {pin}", flush=True)
-    command = [
-        sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir",
-        "--dry-run", "--ignore-installed", "--no-index", "--find-links", index, pin,
-    ]
-    # no pip configuration files or PIP_* settings of this machine: only the local folder
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
-    env["PIP_CONFIG_FILE"] = os.devnull
-    result = subprocess.run(command, env=env, timeout=120)
-    sys.exit(result.returncode)
+index = tempfile.mkdtemp(prefix="repro-pip-no-match-index-")  # stands in for PyPI
+target = tempfile.mkdtemp(prefix="repro-pip-no-match-env-")  # the environment pip installs into
+for version, tags in INDEX:
+    for tag in tags:
+        write_wheel(Path(index), version, tag)
+# pip: the local index only, no configuration of this machine, install into `target`
+os.environ.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=index, PIP_TARGET=target, PIP_CONFIG_FILE=os.devnull,
+                  PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_ROOT_USER_ACTION="ignore")
+
+pip_install = [sys.executable, "-m", "pip", "install", "torch==1.13.1"]  # a README written for Python 3.10
+
+if FIXED:
+    # --- fix: start
+    # Pin a torch release that publishes wheels for the Python you run (torch 2.0 was the
+    # first for Python 3.11), or keep the old pin and create the environment with a Python
+    # that release supports (3.10 or older for torch 1.13).  $ python -m pip install torch==2.13.0
+    pip_install = [sys.executable, "-m", "pip", "install", "torch==2.13.0"]
+    # --- fix: end
+
+print(f"Python {sys.version_info.major}.{sys.version_info.minor}: $ python {' '.join(pip_install[1:])}", flush=True)
+result = subprocess.run(pip_install, timeout=120)
+installed = {dist.metadata["Name"]: (dist.version, dist.read_text("WHEEL")) for dist in importlib.metadata.distributions(path=[target])}
+shutil.rmtree(index, ignore_errors=True)
+shutil.rmtree(target, ignore_errors=True)
+
+# --- check: start
+assert result.returncode == 0, f"pip failed with exit code {result.returncode}"
+torch_version, torch_wheel_tags = installed["torch"]
+assert f"Tag: {THIS_PYTHON}-" in torch_wheel_tags, torch_wheel_tags  # a build for this interpreter
+print(f"check: torch {torch_version} is installed, built for {THIS_PYTHON}")
+# --- check: end

@@ -9,7 +9,8 @@ which no longer has `torch._six`, the imports fail with
 `AttributeError: module 'torch' has no attribute '_six'`.
 `python repro.py --fixed`: the same helper package with each `torch._six` name replaced by
 what it stood for on Python 3 (`math.inf`, `(str, bytes)`, `collections.abc`, `int`); the
-script clips gradients and collates a batch.
+script clips gradients and collates a batch. The check compares the batch with
+`default_collate`'s and the norm and clipped gradients with torch's own computation.
 
 The helper package is written to a temporary folder and removed afterwards.
 """
@@ -22,6 +23,7 @@ import traceback
 from pathlib import Path
 
 import torch
+from torch.utils.data import default_collate
 
 FIXED = "--fixed" in sys.argv[1:]
 
@@ -70,47 +72,57 @@ def is_path(value):
 ''',
 }
 
-# --- fix: start
-# What each torch._six name was on Python 3 (torch 1.x, torch/_six.py).
-TORCH_SIX_REPLACEMENTS = {
-    "from torch._six import inf": "from math import inf  # or: from torch import inf",
-    "from torch._six import container_abcs, int_classes, string_classes": (
-        "import collections.abc as container_abcs\n"
-        "int_classes = int\n"
-        "string_classes = (str, bytes)"
-    ),
-    "torch._six.string_classes": "(str, bytes)",
-}
+def as_vendored(source: str) -> str:
+    return source  # the helper package as it was written for torch 1.x
 
 
-def port_off_torch_six(source: str) -> str:
-    for old, new in TORCH_SIX_REPLACEMENTS.items():
-        source = source.replace(old, new)
-    return source
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    # What each torch._six name was on Python 3 (torch 1.x, torch/_six.py).
+    TORCH_SIX_REPLACEMENTS = {
+        "from torch._six import inf": "from math import inf  # or: from torch import inf",
+        "from torch._six import container_abcs, int_classes, string_classes": (
+            "import collections.abc as container_abcs\n"
+            "int_classes = int\n"
+            "string_classes = (str, bytes)"
+        ),
+        "torch._six.string_classes": "(str, bytes)",
+    }
+
+    def as_vendored(source: str) -> str:
+        """The helper package ported off torch._six."""
+        for old, new in TORCH_SIX_REPLACEMENTS.items():
+            source = source.replace(old, new)
+        return source
+    # --- fix: end
 
 
 def write_package(root: Path) -> None:
     package = root / "legacy_utils"
     package.mkdir()
     for name, source in LEGACY_PACKAGE.items():
-        (package / name).write_text(port_off_torch_six(source) if FIXED else source)
+        (package / name).write_text(as_vendored(source))
 
 
-def train_step(clip_grad, collate, checks) -> None:
+def train_step(clip_grad, collate, checks):
+    """Collate a batch, backpropagate, clip; return what the check compares."""
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 2)
-    samples = [{"x": torch.randn(4), "label": i % 2, "path": f"img{i}.png"} for i in range(8)]
-    batch = collate.collate(samples)
+    batch = collate.collate(SAMPLES)
     loss = torch.nn.functional.cross_entropy(model(batch["x"]), batch["label"])
     loss.backward()
-    norm = clip_grad.clip_grad_norm(list(model.parameters()), max_norm=0.5)
+    unclipped = [p.grad.clone() for p in model.parameters()]  # kept for the check
+    norm = clip_grad.clip_grad_norm(list(model.parameters()), max_norm=MAX_NORM)
     paths_ok = all(checks.is_path(path) for path in batch["path"])
     print(f"loss {loss.item():.4f}, grad norm {norm.item():.4f}, paths are strings: {paths_ok}")
+    return batch, norm, model, unclipped, paths_ok
 
 
+MAX_NORM = 0.1
+torch.manual_seed(0)
+SAMPLES = [{"x": torch.randn(4), "label": i % 2, "path": f"img{i}.png"} for i in range(8)]
 root = Path(tempfile.mkdtemp(prefix="repro-torch-six-"))
-failed = False
+result = None
 try:
     write_package(root)
     sys.path.insert(0, str(root))
@@ -119,16 +131,28 @@ try:
         try:
             modules[name] = importlib.import_module(f"legacy_utils.{name}")
         except ImportError:
-            failed = True
             traceback.print_exc()
     try:
         # `checks` imports fine either way: the attribute form fails only when the line runs
         print("is_path('img0.png'):", modules["checks"].is_path("img0.png"))
-        if not failed:
-            train_step(modules["clip_grad"], modules["collate"], modules["checks"])
+        if len(modules) == 3:
+            result = train_step(modules["clip_grad"], modules["collate"], modules["checks"])
     except AttributeError:
-        failed = True
         traceback.print_exc()
 finally:
     shutil.rmtree(root, ignore_errors=True)
-sys.exit(1 if failed else 0)
+
+# --- check: start
+assert result is not None, "the helper package did not import and run"
+batch, norm, model, unclipped, paths_ok = result
+expected_batch = default_collate(SAMPLES)
+torch.testing.assert_close(batch["x"], expected_batch["x"])
+torch.testing.assert_close(batch["label"], expected_batch["label"])
+assert batch["path"] == expected_batch["path"] and paths_ok
+expected_norm = torch.nn.utils.get_total_norm(unclipped)
+torch.testing.assert_close(norm, expected_norm)
+scale = min(1.0, MAX_NORM / (expected_norm.item() + 1e-6))  # clip_grad_norm_'s coefficient
+for parameter, grad in zip(model.parameters(), unclipped):
+    torch.testing.assert_close(parameter.grad, grad * scale)
+print("check: the batch equals default_collate's; the norm and clipped gradients equal torch's")
+# --- check: end

@@ -8,7 +8,8 @@ the input columns it was not told to remove, so the written batch holds the retu
 `pyarrow.lib.ArrowInvalid: Column 1 named text expected length 30 but got length 10`.
 `python repro.py --fixed`: the same function, with the input columns removed from the
 output (`remove_columns=corpus.column_names`), so every column has 30 rows and the
-passage data set is built.
+passage data set is built. The check joins each document's passages back together and
+compares them with the document's text.
 
 Everything is in memory; nothing is downloaded or cached.
 """
@@ -45,14 +46,23 @@ def split_into_passages(batch: dict) -> dict:
     return out
 
 
-# --- fix: start
+remove_columns = None  # the bug: map keeps every input column the function does not replace
 if FIXED:
+    # --- fix: start
     # Drop every input column from the output: only what the function returns is kept,
     # and the function returns all of its columns with the same (new) number of rows.
-    passages = corpus.map(split_into_passages, batched=True, remove_columns=corpus.column_names)
-# --- fix: end
-else:
-    passages = corpus.map(split_into_passages, batched=True)  # `text` (10 rows) is kept
+    remove_columns = corpus.column_names
+    # --- fix: end
 
+passages = corpus.map(split_into_passages, batched=True, remove_columns=remove_columns)
 print(passages)
 print(passages[0])
+
+# --- check: start
+# Every document's passages, joined in order, give back its whole text: no word dropped.
+for doc_id, text in zip(corpus["doc_id"], corpus["text"]):
+    pieces = [p for d, p in zip(passages["doc_id"], passages["passage"]) if d == doc_id]
+    assert " ".join(pieces) == text, f"{doc_id}: passages {pieces} do not rebuild {text!r}"
+    assert all(len(p.split()) <= WORDS_PER_PASSAGE for p in pieces), f"{doc_id}: a passage is too long"
+print(f"check: the {len(passages)} passages rebuild all {len(corpus)} documents word for word")
+# --- check: end

@@ -8,7 +8,8 @@ Mistral's, Falcon's ...): it has an end-of-text token but no padding token, so
 `python repro.py --fixed`: the end-of-text token is reused as the padding token, the batch
 is padded, the padded positions are excluded from the loss with `-100` (chosen from the
 attention mask, not from the token id, so real end-of-text tokens keep their labels), and
-a tiny GPT-2 computes a loss on the batch.
+a tiny GPT-2 computes a loss on the batch. The check computes the loss of each sentence
+alone, unpadded, and asserts the padded batch's loss is the same.
 
 Everything is built in the script: a word-level tokenizer and a 2-layer GPT-2 with hidden
 size 32. Nothing is downloaded.
@@ -44,22 +45,15 @@ def gpt2_like_tokenizer() -> PreTrainedTokenizerFast:
     )
 
 
-# --- fix: start
-def give_pad_token(tokenizer: PreTrainedTokenizerFast) -> None:
-    """Reuse the end-of-text token for padding: no new embedding row, nothing to resize.
-
-    The attention mask hides padded positions from the model; the loss must skip them
-    too (labels below are chosen from the attention mask, not from the token id).
-    """
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-# --- fix: end
-
-
 tokenizer = gpt2_like_tokenizer()
 print(f"pad_token={tokenizer.pad_token!r} eos_token={tokenizer.eos_token!r}")
 if FIXED:
-    give_pad_token(tokenizer)
+    # --- fix: start
+    # Reuse the end-of-text token for padding: no new embedding row, nothing to resize.
+    # The attention mask hides padded positions from the model; the loss must skip them
+    # too (labels below are chosen from the attention mask, not from the token id).
+    tokenizer.pad_token = tokenizer.eos_token
+    # --- fix: end
 
 texts = [
     "the cat sat on the mat <|endoftext|>",
@@ -77,6 +71,18 @@ config = GPT2Config(
     vocab_size=len(WORDS), n_embd=32, n_layer=2, n_head=2, n_positions=32, bos_token_id=0, eos_token_id=0
 )
 config.pad_token_id = tokenizer.pad_token_id
-model = GPT2LMHeadModel(config)
+model = GPT2LMHeadModel(config).eval()  # no dropout, so the check can compare losses
 loss = model(**batch, labels=labels).loss
 print(f"loss on the padded batch: {loss.item():.4f}")
+
+# --- check: start
+# The same loss, sentence by sentence without padding: padding must change nothing.
+total, count = 0.0, 0
+for text in texts:
+    alone = tokenizer(text, return_tensors="pt")
+    predicted = alone["input_ids"].shape[1] - 1  # every token but the first, <|endoftext|> included
+    total += model(**alone, labels=alone["input_ids"]).loss * predicted
+    count += predicted
+torch.testing.assert_close(loss, total / count)
+print(f"check: the padded batch's loss equals the unpadded loss over all {count} predicted tokens")
+# --- check: end

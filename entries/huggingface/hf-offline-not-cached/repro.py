@@ -13,7 +13,8 @@ find them in the cached files.`, chained to huggingface_hub's `LocalEntryNotFoun
 Cannot find the requested files in the disk cache and outgoing traffic has been
 disabled.` Nothing is sent over the network: offline mode refuses before any request.
 `python repro.py --fixed`: the job loads from the staged folder's path, which
-`from_pretrained` reads directly, offline, and one forward pass runs.
+`from_pretrained` reads directly, offline, and one forward pass runs. The check compares
+the loaded weights and logits with the model that was staged.
 """
 
 import os
@@ -38,7 +39,7 @@ FIXED = "--fixed" in sys.argv[1:]
 HUB_ID = "openai-community/gpt2"
 
 
-def stage_checkpoint(folder: str) -> None:
+def stage_checkpoint(folder: str) -> GPT2LMHeadModel:
     """Stand-in for the download done on a connected machine: a tiny model in `folder`."""
     words = ["<|endoftext|>", "the", "cat", "sat", "on", "mat"]
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<|endoftext|>"))
@@ -46,22 +47,38 @@ def stage_checkpoint(folder: str) -> None:
     PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>").save_pretrained(folder)
     config = GPT2Config(vocab_size=len(words), n_embd=32, n_layer=2, n_head=2, n_positions=32,
                         bos_token_id=0, eos_token_id=0)
-    GPT2LMHeadModel(config).save_pretrained(folder)
+    model = GPT2LMHeadModel(config)
+    model.save_pretrained(folder)
+    return model
 
 
 with tempfile.TemporaryDirectory(prefix="repro-staged-model-") as staged:
-    stage_checkpoint(staged)
+    downloaded = stage_checkpoint(staged).eval()
     print("staged files:", sorted(os.listdir(staged)))
 
-    # --- fix: start
-    # Point from_pretrained at the folder that holds the files, not at the Hub id:
-    # a local path is read directly and needs neither the network nor the cache.
-    source = staged if FIXED else HUB_ID
-    # --- fix: end
+    source = HUB_ID  # the bug: the Hub id, whose files this cache has never seen
+    if FIXED:
+        # --- fix: start
+        # Point from_pretrained at the folder that holds the files, not at the Hub id:
+        # a local path is read directly and needs neither the network nor the cache.
+        source = staged
+        # --- fix: end
 
     print(f"loading {source!r} with HF_HUB_OFFLINE=1 and an empty cache")
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
+    inputs = tokenizer("the cat sat", return_tensors="pt")
     with torch.no_grad():
-        logits = model(**tokenizer("the cat sat", return_tensors="pt")).logits
+        logits = model(**inputs).logits
     print("forward pass ok, logits shape:", tuple(logits.shape))
+
+    # --- check: start
+    # The loaded model is the staged checkpoint: the same weights, the same outputs.
+    loaded, staged_weights = model.state_dict(), downloaded.state_dict()
+    assert loaded.keys() == staged_weights.keys(), "the loaded model has other parameters"
+    for name, value in staged_weights.items():
+        torch.testing.assert_close(loaded[name], value, rtol=0, atol=0)
+    with torch.no_grad():
+        torch.testing.assert_close(logits, downloaded(**inputs).logits)
+    print(f"check: all {len(loaded)} tensors equal the staged checkpoint, and so do the logits")
+    # --- check: end

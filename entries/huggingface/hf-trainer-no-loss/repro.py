@@ -9,7 +9,8 @@ loss from the inputs, only the following keys: logits. For reference, the inputs
 received are input_ids,attention_mask.`
 `python repro.py --fixed`: the target column is renamed to `labels`, the name the model's
 `forward` takes, so it reaches the model, which computes the loss, and two training steps
-run.
+run. The check walks the Trainer's own data loader: every example arrives with its
+sentiment as `labels`, and the model's loss is the cross-entropy against them.
 
 Everything is built in the script: a word-level tokenizer, a 2-layer BERT with hidden
 size 32 and an in-memory data set. Nothing is downloaded; the run uses the CPU.
@@ -48,11 +49,11 @@ raw = Dataset.from_dict({
 })
 train = raw.map(lambda batch: tokenizer(batch["text"]), batched=True, remove_columns=["text"])
 
-# --- fix: start
 if FIXED:
+    # --- fix: start
     # The model's forward takes `labels`; any other name is dropped before the batch is built.
     train = train.rename_column("sentiment", "labels")
-# --- fix: end
+    # --- fix: end
 print("columns:", train.column_names)
 
 torch.manual_seed(0)
@@ -75,3 +76,19 @@ with tempfile.TemporaryDirectory(prefix="repro-trainer-") as output_dir:
     trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=DataCollatorWithPadding(tokenizer))
     result = trainer.train()
     print(f"trained {result.global_step} steps, loss {result.training_loss:.4f}")
+
+    # --- check: start
+    # Every example reaches the model with its own sentiment as `labels`, and the loss the
+    # model returns is the cross-entropy of its logits against them.
+    sentiment_of = {tuple(tokenizer(t)["input_ids"]): s for t, s in zip(raw["text"], raw["sentiment"])}
+    seen = 0
+    for batch in trainer.get_train_dataloader():
+        for ids, mask, label in zip(batch["input_ids"], batch["attention_mask"], batch["labels"]):
+            assert label.item() == sentiment_of[tuple(ids[mask.bool()].tolist())], "a wrong label"
+            seen += 1
+        with torch.no_grad():
+            out = model(**batch)
+        torch.testing.assert_close(out.loss, torch.nn.functional.cross_entropy(out.logits, batch["labels"]))
+    assert seen == len(raw), f"{seen} of {len(raw)} examples reach the model"
+    print(f"check: all {seen} examples reach the model with their sentiment as labels, and the loss uses them")
+    # --- check: end

@@ -10,7 +10,8 @@ have excessive nesting ...`. Passing `padding=True` to the tokenizer, as the mes
 suggests, would not help: the tokenizer never sees the labels.
 `python repro.py --fixed`: `DataCollatorForTokenClassification` pads `labels` too, with
 -100 so the padded positions are ignored by the loss, and a tiny BERT token classifier
-computes a loss on the batch.
+computes a loss on the batch. The check compares each sentence's labels with its tags,
+and the batch's loss with the loss of the sentences run one by one, unpadded.
 
 Everything is built in the script: a word-level tokenizer and a 2-layer BERT with hidden
 size 32. Nothing is downloaded.
@@ -55,13 +56,12 @@ for text, tags in sentences:
     encoded["labels"] = [LABELS.index(tag) for tag in tags]
     features.append(dict(encoded))
 
-# --- fix: start
+collator = DataCollatorWithPadding(tokenizer)  # the bug: pads input_ids/attention_mask only
 if FIXED:
+    # --- fix: start
     # Pads `labels` as well as `input_ids`, with -100 so padded positions are not scored.
     collator = DataCollatorForTokenClassification(tokenizer, label_pad_token_id=-100)
-else:
-    collator = DataCollatorWithPadding(tokenizer)  # pads input_ids/attention_mask only
-# --- fix: end
+    # --- fix: end
 
 loader = DataLoader(features, batch_size=2, collate_fn=collator)
 batch = next(iter(loader))
@@ -72,5 +72,20 @@ config = BertConfig(
     vocab_size=len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
     intermediate_size=64, max_position_embeddings=16, num_labels=len(LABELS), pad_token_id=1,
 )
-model = BertForTokenClassification(config)
-print(f"loss on the padded batch: {model(**batch).loss.item():.4f}")
+model = BertForTokenClassification(config).eval()  # no dropout, so the check can compare losses
+loss = model(**batch).loss
+print(f"loss on the padded batch: {loss.item():.4f}")
+
+# --- check: start
+# Each sentence keeps its own tags, and the padded batch's loss equals the loss of the
+# sentences run one by one without padding.
+total, count = 0.0, 0
+for row, feature in enumerate(features):
+    kept = batch["labels"][row][batch["labels"][row] != -100].tolist()
+    assert kept == feature["labels"], f"sentence {row}: labels {kept}, tags {feature['labels']}"
+    alone = {name: torch.tensor([value]) for name, value in feature.items()}
+    total += model(**alone).loss * len(feature["labels"])
+    count += len(feature["labels"])
+torch.testing.assert_close(loss, total / count)
+print(f"check: all {count} tags kept, and the padded loss equals the unpadded one")
+# --- check: end

@@ -19,17 +19,33 @@ FIXED = "--fixed" in sys.argv[1:]
 torch.manual_seed(0)
 torch.autograd.set_detect_anomaly(True)
 
-# --- fix: start
-def safe_sqrt(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
-    """sqrt whose gradient stays finite at 0: clamp first, so d/dx is 0 below eps."""
-    return torch.sqrt(x.clamp_min(eps))
-# --- fix: end
+
+def pairwise_distances(e: torch.Tensor) -> torch.Tensor:
+    squared = ((e[:, None, :] - e[None, :, :]) ** 2).sum(-1)  # diagonal is exactly 0
+    return torch.sqrt(squared)
+
+
+if FIXED:
+    # --- fix: start
+    def pairwise_distances(e: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
+        squared = ((e[:, None, :] - e[None, :, :]) ** 2).sum(-1)
+        return torch.sqrt(squared.clamp_min(eps))  # below eps the clamp passes a 0 gradient
+    # --- fix: end
+
 
 embeddings = torch.randn(4, 8, requires_grad=True)
-diff = embeddings[:, None, :] - embeddings[None, :, :]
-squared = (diff**2).sum(-1)  # diagonal is exactly 0
-distances = safe_sqrt(squared) if FIXED else torch.sqrt(squared)
+distances = pairwise_distances(embeddings)
 loss = distances.mean()
 print(f"loss: {loss.item():.4f} (finite forward pass)")
 loss.backward()
 print("all gradients finite:", torch.isfinite(embeddings.grad).all().item())
+
+# --- check: start
+e = embeddings.detach()
+torch.testing.assert_close(distances.detach(), torch.cdist(e, e), atol=1e-5, rtol=1e-5)
+diff = e[:, None, :] - e[None, :, :]
+d = torch.cdist(e, e).fill_diagonal_(float("inf"))  # the diagonal contributes nothing
+expected_grad = 2 * (diff / d[..., None]).sum(1) / distances.numel()  # d mean(d_ij) / d e_i
+torch.testing.assert_close(embeddings.grad, expected_grad)
+print("check: distances equal torch.cdist, gradients equal the analytic ones")
+# --- check: end

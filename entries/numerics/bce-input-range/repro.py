@@ -23,14 +23,17 @@ y = (x[:, 0] + 0.5 * x[:, 1] > 0).float().unsqueeze(1)  # labels in {0, 1}
 model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 1))  # returns logits
 optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
 
-# --- fix: start
-criterion = nn.BCEWithLogitsLoss() if FIXED else nn.BCELoss()  # fixed: takes logits
-# --- fix: end
+criterion = nn.BCELoss()
+if FIXED:
+    # --- fix: start
+    criterion = nn.BCEWithLogitsLoss()  # takes logits: applies the sigmoid inside, stably
+    # --- fix: end
 
 with torch.no_grad():
     first = model(x)
 print(f"model output range: [{first.min():.3f}, {first.max():.3f}] (logits, not probabilities)")
 
+seen = []
 for epoch in range(5):
     logits = model(x)
     loss = criterion(logits, y)
@@ -38,4 +41,14 @@ for epoch in range(5):
     loss.backward()
     optimizer.step()
     accuracy = ((torch.sigmoid(logits) > 0.5).float() == y).float().mean()
+    seen.append((logits.detach(), loss.detach()))
     print(f"epoch {epoch}: loss {loss.item():.4f}, accuracy {accuracy:.3f}")
+
+# --- check: start
+for logits, loss in seen:
+    p = torch.sigmoid(logits.double())  # binary cross-entropy written out, in float64
+    expected = -(y * p.log() + (1 - y) * (1 - p).log()).mean()
+    torch.testing.assert_close(loss.double(), expected, rtol=1e-5, atol=1e-6)
+assert seen[-1][1] < seen[0][1]  # and training lowered it
+print("check: each epoch's loss equals binary cross-entropy of sigmoid(logits); it decreased")
+# --- check: end

@@ -31,24 +31,24 @@ with torch.no_grad():
     model.bias.zero_()
 
 
-def naive_bce(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Cross-entropy spelled out: log(1 - p) is log(0) = -inf once sigmoid saturates."""
     p = torch.sigmoid(logits)
     return -(target * torch.log(p) + (1 - target) * torch.log(1 - p)).mean()
 
 
-# --- fix: start
-def stable_bce(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """The fused form works on logits (log-sum-exp), so no log(0) and no inf/NaN."""
-    return F.binary_cross_entropy_with_logits(logits, target)
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """The fused form works on logits (log-sum-exp), so no log(0) and no inf/NaN."""
+        return F.binary_cross_entropy_with_logits(logits, target)
+    # --- fix: end
 
-loss_fn = stable_bce if FIXED else naive_bce
-max_norm = 1.0
+max_norm, lr = 0.1, 0.1  # a small max_norm, so this step is really clipped
 
 
-def train_step(net: nn.Module, error_if_nonfinite: bool) -> torch.Tensor:
-    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def train_step(net: nn.Module, error_if_nonfinite: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
     opt.zero_grad()
     loss = loss_fn(net(x), y)
     loss.backward()
@@ -64,6 +64,23 @@ loss, norm = train_step(probe, error_if_nonfinite=False)
 print(f"default error_if_nonfinite=False: loss {loss.item():.4f}, total norm {norm.item():.4f}, "
       f"weights finite after step: {all(torch.isfinite(p).all().item() for p in probe.parameters())}")
 
+w0, b0 = model.weight.detach().clone(), model.bias.detach().clone()
 loss, norm = train_step(model, error_if_nonfinite=True)
 print(f"error_if_nonfinite=True: loss {loss.item():.4f}, total norm {norm.item():.4f}, "
       f"weights finite after step: {all(torch.isfinite(p).all().item() for p in model.parameters())}")
+
+# --- check: start
+# the same step by hand in float64, where sigmoid does not round to 1.0 and log(1 - p) is finite
+x64, y64 = x.double(), y.double()
+p = torch.sigmoid(x64 @ w0.double().T + b0.double())
+expected_loss = -(y64 * p.log() + (1 - y64) * (1 - p).log()).mean()
+dz = (p - y64) / len(y64)
+grad_w, grad_b = dz.T @ x64, dz.sum(0)
+expected_norm = torch.cat([grad_w.flatten(), grad_b]).norm()
+clip = min(1.0, max_norm / (expected_norm.item() + 1e-6))
+torch.testing.assert_close(loss.double(), expected_loss, rtol=1e-5, atol=1e-6)
+torch.testing.assert_close(norm.double(), expected_norm, rtol=1e-5, atol=1e-6)
+torch.testing.assert_close(model.weight.double(), w0.double() - lr * clip * grad_w, rtol=1e-5, atol=1e-6)
+torch.testing.assert_close(model.bias.double(), b0.double() - lr * clip * grad_b, rtol=1e-5, atol=1e-6)
+print("check: loss, gradient norm and clipped update equal the float64 computation by hand")
+# --- check: end

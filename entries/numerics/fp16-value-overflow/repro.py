@@ -15,20 +15,22 @@ import sys
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 FIXED = "--fixed" in sys.argv[1:]
 torch.manual_seed(0)
 
 
-def mask_value_hardcoded(scores: torch.Tensor) -> float:
+def mask_value(scores: torch.Tensor) -> float:
     return -1e9  # "minus infinity" that only float32 and wider can hold
 
 
-# --- fix: start
-def mask_value_for(scores: torch.Tensor) -> float:
-    """Most negative finite value of the scores' own dtype (-65504 for float16)."""
-    return torch.finfo(scores.dtype).min
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    def mask_value(scores: torch.Tensor) -> float:
+        """Most negative finite value of the scores' own dtype (-65504 for float16)."""
+        return torch.finfo(scores.dtype).min
+    # --- fix: end
 
 
 class TinyAttention(nn.Module):
@@ -39,8 +41,7 @@ class TinyAttention(nn.Module):
     def forward(self, h: torch.Tensor, pad_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         q, k, v = self.qkv(h).chunk(3, dim=-1)
         scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-        fill = mask_value_for(scores) if FIXED else mask_value_hardcoded(scores)
-        scores = scores.masked_fill(pad_mask[:, None, :], fill)
+        scores = scores.masked_fill(pad_mask[:, None, :], mask_value(scores))
         weights = scores.softmax(dim=-1)
         return weights @ v, weights
 
@@ -57,3 +58,13 @@ with torch.autocast(device_type="cpu", dtype=torch.float16):
 print("float16 forward ok:", out16.dtype,
       "| attention on padded keys:", weights[0, :, 3:].abs().max().item(),
       "| finite:", torch.isfinite(out16).all().item())
+
+# --- check: start
+with torch.no_grad():  # reference: PyTorch's own attention with a boolean mask, in float32
+    q, k, v = attn.qkv(h).chunk(3, dim=-1)
+    reference = F.scaled_dot_product_attention(q, k, v, attn_mask=~pad_mask[:, None, :])
+torch.testing.assert_close(out32, reference)
+torch.testing.assert_close(out16.float(), reference, atol=1e-2, rtol=1e-2)
+assert weights[0, :, 3:].eq(0).all()  # padded keys get no attention in float16 either
+print("check: float32 and float16 outputs equal scaled_dot_product_attention with the mask")
+# --- check: end

@@ -13,6 +13,7 @@ micro-batches have added their (scaled) gradients.
 check fires the same way on a machine without a GPU.
 """
 
+import copy
 import sys
 
 import torch
@@ -36,7 +37,7 @@ def micro_batch_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return nn.functional.mse_loss(out.float(), y) / ACCUM_STEPS
 
 
-def train_unscale_every_micro_batch() -> None:
+def train() -> None:
     for i, (x, y) in enumerate(batches):
         scaler.scale(micro_batch_loss(x, y)).backward()
         scaler.unscale_(optimizer)  # runs 4 times per step: the second call raises
@@ -48,19 +49,36 @@ def train_unscale_every_micro_batch() -> None:
             print(f"micro-batch {i}: optimizer step, grad norm {norm:.4f}")
 
 
-# --- fix: start
-def train_unscale_once_per_step() -> None:
-    for i, (x, y) in enumerate(batches):
-        scaler.scale(micro_batch_loss(x, y)).backward()  # keep accumulating scaled grads
-        if (i + 1) % ACCUM_STEPS == 0:
-            scaler.unscale_(optimizer)  # once, after the last micro-batch of the step
-            norm = nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
-            scaler.step(optimizer)  # sees the optimizer is already unscaled: no second unscale
-            scaler.update()  # resets the per-optimizer state for the next step
-            optimizer.zero_grad()
-            print(f"micro-batch {i}: optimizer step, grad norm {norm:.4f}")
-# --- fix: end
+if FIXED:
+    # --- fix: start
+    def train() -> None:
+        for i, (x, y) in enumerate(batches):
+            scaler.scale(micro_batch_loss(x, y)).backward()  # keep accumulating scaled grads
+            if (i + 1) % ACCUM_STEPS == 0:
+                scaler.unscale_(optimizer)  # once, after the last micro-batch of the step
+                norm = nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
+                scaler.step(optimizer)  # sees the optimizer is already unscaled: no second unscale
+                scaler.update()  # resets the per-optimizer state for the next step
+                optimizer.zero_grad()
+                print(f"micro-batch {i}: optimizer step, grad norm {norm:.4f}")
+    # --- fix: end
 
 
-(train_unscale_once_per_step if FIXED else train_unscale_every_micro_batch)()
+initial = copy.deepcopy(model)
+train()
 print(f"finished; loss scale {scaler.get_scale():.0f}")
+
+# --- check: start
+# reference: the same accumulation, clipping and AdamW steps in plain float32, no scaler
+reference = initial
+reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+for i, (x, y) in enumerate(batches):
+    (nn.functional.mse_loss(reference(x), y) / ACCUM_STEPS).backward()
+    if (i + 1) % ACCUM_STEPS == 0:
+        nn.utils.clip_grad_norm_(reference.parameters(), MAX_NORM)
+        reference_optimizer.step()
+        reference_optimizer.zero_grad()
+for p, q in zip(model.parameters(), reference.parameters()):
+    torch.testing.assert_close(p, q, atol=1e-3, rtol=1e-3)
+print("check: weights equal plain float32 training with the same accumulation and clipping")
+# --- check: end

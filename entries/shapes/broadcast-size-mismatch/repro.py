@@ -29,15 +29,23 @@ per_token = F.cross_entropy(
     shift_logits.reshape(-1, vocab), shift_labels.reshape(-1), reduction="none"
 ).view(batch, seq_len - 1)  # (2, 3)
 
+mask = attention_mask  # (2, 4): still the unshifted length
 if FIXED:
 # --- fix: start
     # Shift the mask like the labels: it marks which *targets* are real tokens.
     mask = attention_mask[:, 1:]  # (2, 3)
-    assert mask.shape == per_token.shape, (mask.shape, per_token.shape)
 # --- fix: end
-else:
-    mask = attention_mask  # (2, 4): still the unshifted length
 
 print("per-token loss", tuple(per_token.shape), "mask", tuple(mask.shape))
 loss = (per_token * mask).sum() / mask.sum()
 print(f"masked loss {loss.item():.4f}")
+
+# --- check: start
+# Reference: each sequence cut to its real tokens (right padding), shifted, no mask at all.
+lengths = attention_mask.sum(dim=1).tolist()  # [4, 3]
+unpadded = [
+    F.cross_entropy(logits[i, : n - 1], labels[i, 1:n], reduction="none") for i, n in enumerate(lengths)
+]
+torch.testing.assert_close(loss, torch.cat(unpadded).mean())
+print("check: masked loss equals the mean loss over the real target tokens, computed unpadded")
+# --- check: end

@@ -34,27 +34,37 @@ rgb_images = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(4
 gray_images = [rng.integers(0, 256, (32, 32, 1), dtype=np.uint8) for _ in range(4)]
 
 
-def to_model_input_naive(images: list[np.ndarray]) -> torch.Tensor:
+def to_model_input(images: list[np.ndarray]) -> torch.Tensor:
     return torch.from_numpy(np.stack(images)).float() / 255.0  # (N, H, W, C): channels last
 
 
+if FIXED:
 # --- fix: start
-def to_model_input(images: list[np.ndarray]) -> torch.Tensor:
-    """Stack HWC uint8 images into the NCHW float batch `nn.Conv2d` expects."""
-    batch = torch.from_numpy(np.stack(images)).float() / 255.0  # (N, H, W, C)
-    batch = batch.permute(0, 3, 1, 2).contiguous()  # (N, C, H, W): channels at dim 1
-    if batch.shape[1] == 1:  # grayscale into an RGB model: repeat the channel
-        batch = batch.expand(-1, 3, -1, -1)
-    expected = model[0].in_channels
-    assert batch.shape[1] == expected, f"model wants {expected} channels, batch has {batch.shape[1]}"
-    return batch
+    def to_model_input(images: list[np.ndarray]) -> torch.Tensor:
+        """Stack HWC uint8 images into the NCHW float batch `nn.Conv2d` expects."""
+        batch = torch.from_numpy(np.stack(images)).float() / 255.0  # (N, H, W, C)
+        batch = batch.permute(0, 3, 1, 2).contiguous()  # (N, C, H, W): channels at dim 1
+        if batch.shape[1] == 1:  # grayscale into an RGB model: repeat the channel
+            batch = batch.expand(-1, 3, -1, -1)
+        expected = model[0].in_channels
+        assert batch.shape[1] == expected, f"model wants {expected} channels, batch has {batch.shape[1]}"
+        return batch
 # --- fix: end
 
 
-prepare = to_model_input if FIXED else to_model_input_naive
-
+outputs = {}
 for name, images in [("rgb", rgb_images), ("grayscale", gray_images)]:
-    batch = prepare(images)
+    batch = to_model_input(images)
     print(f"{name} batch {tuple(batch.shape)} -> first conv weight {tuple(model[0].weight.shape)}")
-    logits = model(batch)
-    print(f"{name} logits {tuple(logits.shape)}")
+    outputs[name] = model(batch)
+    print(f"{name} logits {tuple(outputs[name].shape)}")
+
+# --- check: start
+# Reference: each image on its own, channels moved first by NumPy, gray copied to R, G and B.
+for name, images in [("rgb", rgb_images), ("grayscale", gray_images)]:
+    for image, logits in zip(images, outputs[name]):
+        chw = np.repeat(image, 3 // image.shape[2], axis=2).transpose(2, 0, 1)  # (3, H, W)
+        expected = model(torch.from_numpy(chw.astype(np.float32) / 255)[None])[0]
+        torch.testing.assert_close(logits, expected)
+print("check: batched logits equal each image's own, fed channels-first")
+# --- check: end

@@ -12,6 +12,7 @@ vocabulary size (old rows copied, new rows initialised), which is what
 are checked against the table size.
 """
 
+import copy
 import sys
 
 import torch
@@ -50,6 +51,7 @@ tokenizer = Tokenizer(["the", "cat", "dog", "sat", "on", "a", "mat", "ran", "to"
 model = TinyLM(len(tokenizer))  # 10 embedding rows: valid ids 0..9
 tokenizer.add_special_tokens(["<pad>", "<sep>"])  # ids 10 and 11, added after the model
 print(f"tokenizer: {len(tokenizer)} tokens; embedding rows: {model.embed.num_embeddings}")
+trained = copy.deepcopy(model)  # the model as trained on the first 10 tokens
 
 if FIXED:
 # --- fix: start
@@ -74,8 +76,16 @@ width = max(len(ids) for ids in batch)
 pad_id = tokenizer.vocab["<pad>"]
 ids = torch.tensor([seq + [pad_id] * (width - len(seq)) for seq in batch])
 print(f"batch ids max {ids.max().item()}, embedding rows {model.embed.num_embeddings}")
-assert not FIXED or ids.max() < model.embed.num_embeddings
 
 logits = model(ids)
 loss = nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 print(f"logits {tuple(logits.shape)}, loss {loss.item():.4f}")
+
+# --- check: start
+# The trained rows survive: on a batch of old tokens, the model gives the trained model's
+# logits for the old vocabulary, and every id of the grown tokenizer has its own row.
+old_ids = torch.tensor([tokenizer.encode("the cat sat on a mat"), tokenizer.encode("a dog ran to it on")])
+torch.testing.assert_close(model(old_ids)[..., : trained.embed.num_embeddings], trained(old_ids))
+assert model.embed.num_embeddings == logits.shape[-1] == len(tokenizer)
+print("check: old tokens give the trained logits; every token id has an embedding row")
+# --- check: end

@@ -33,27 +33,36 @@ class Block(nn.Module):
 model = Block()  # float32 parameters
 features = rng.normal(size=(4, 6, 20))  # float64: NumPy's default
 
+batch = torch.from_numpy(features)  # keeps NumPy's float64
+if FIXED:
 # --- fix: start
-def to_model_dtype(array: np.ndarray, model: nn.Module) -> torch.Tensor:
-    """Build the input tensor in the dtype of the model's parameters (float32 here)."""
-    return torch.as_tensor(array, dtype=next(model.parameters()).dtype)
+    # Build the input tensor in the dtype of the model's parameters (float32 here).
+    batch = torch.as_tensor(features, dtype=next(model.parameters()).dtype)
 # --- fix: end
-
-batch = to_model_dtype(features, model) if FIXED else torch.from_numpy(features)
 print(f"input dtype: {batch.dtype}, parameter dtype: {model.linear.weight.dtype}")
 
 products = {
-    "nn.Linear(x)": lambda x: model.linear(x),
-    "x @ weight": lambda x: x @ model.proj,
-    "torch.bmm(x, keys)": lambda x: torch.bmm(x, model.keys),
+    "nn.Linear(x)": lambda x, m: m.linear(x),
+    "x @ weight": lambda x, m: x @ m.proj,
+    "torch.bmm(x, keys)": lambda x, m: torch.bmm(x, m.keys),
 }
-failed = 0
+outputs = {}
 for name, product in products.items():
     print(f"--- {name}")
     try:
-        out = product(batch)
-        print(f"ok, output {tuple(out.shape)} {out.dtype}")
+        outputs[name] = product(batch, model)
+        print(f"ok, output {tuple(outputs[name].shape)} {outputs[name].dtype}")
     except RuntimeError as error:
-        failed += 1
         print(f"RuntimeError: {error}")
-sys.exit(1 if failed else 0)
+
+# --- check: start
+# Reference: the same products in float64 throughout (NumPy's data, the parameters widened).
+reference_model = Block().double()
+reference_model.load_state_dict(model.state_dict())
+reference_input = torch.from_numpy(features)
+assert list(outputs) == list(products), f"only {list(outputs)} ran"
+for name, product in products.items():
+    expected = product(reference_input, reference_model)
+    torch.testing.assert_close(outputs[name].double(), expected, rtol=1e-5, atol=1e-5)
+print("check: all three products ran and match the float64 computation")
+# --- check: end

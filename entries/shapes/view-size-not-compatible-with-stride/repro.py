@@ -23,14 +23,26 @@ merged_in = attn_out.transpose(1, 2)  # (2, 5, 4, 8), a view: strides swapped, n
 print("after transpose:", tuple(merged_in.shape), "stride", merged_in.stride(),
       "contiguous", merged_in.is_contiguous())
 
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    return x.view(batch, seq, heads * head_dim)
+
+
 if FIXED:
 # --- fix: start
-    # reshape returns a view when the strides allow it and copies otherwise (here: copies).
-    merged = merged_in.reshape(batch, seq, heads * head_dim)
-    # Equivalent, with the copy spelled out: merged_in.contiguous().view(batch, seq, -1)
+    def merge_heads(x: torch.Tensor) -> torch.Tensor:
+        # reshape returns a view when the strides allow it and copies otherwise (here: copies).
+        return x.reshape(batch, seq, heads * head_dim)
+        # Equivalent, with the copy spelled out: x.contiguous().view(batch, seq, -1)
 # --- fix: end
-else:
-    merged = merged_in.view(batch, seq, heads * head_dim)
 
+
+merged = merge_heads(merged_in)
 print("merged:", tuple(merged.shape), "shares storage with input:",
       merged.data_ptr() == attn_out.data_ptr())
+
+# --- check: start
+# Reference: head h's output placed in columns h * head_dim to (h + 1) * head_dim.
+expected = torch.cat([attn_out[:, h] for h in range(heads)], dim=-1)  # (batch, seq, heads * head_dim)
+assert torch.equal(merged, expected)
+print("check: each token's row holds its heads' outputs side by side, in head order")
+# --- check: end

@@ -46,6 +46,7 @@ from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.hyperscan_form import engine_refusals
+from failpedia.signatures.line_rules import LINE_CAP
 
 
 def _reserved(value: str, reserved: dict[str, str]) -> str | None:
@@ -226,8 +227,19 @@ def _check_entry(
         except PatternError as error:
             problem(path, str(error))
             continue
-        if not any(compiled.search(text_line) for text_line in signature.text.splitlines()):
-            problem(path, "does not match any line of its own signature text")
+        # Matched as a log line is: on its first LINE_CAP characters.
+        text_lines = signature.text.splitlines()
+        if not any(compiled.search(text_line[:LINE_CAP]) for text_line in text_lines):
+            capped = any(len(text_line) > LINE_CAP for text_line in text_lines)
+            problem(
+                path,
+                "does not match any line of its own signature text"
+                + (
+                    f" (within the first {LINE_CAP} characters of a line, as logs are matched)"
+                    if capped
+                    else ""
+                ),
+            )
         item.patterns.append(compiled)
     for index, related in enumerate(entry.related):
         if related.id == entry.id:

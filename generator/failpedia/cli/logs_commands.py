@@ -22,7 +22,7 @@ def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from failpedia.diagnose.diagnosis import diagnose
-    from failpedia.diagnose.output import diagnosis_json, diagnosis_text
+    from failpedia.diagnose.output import diagnosis_json, diagnosis_text, visible
     from failpedia.diagnose.sources import collect_inputs
 
     if not args.paths and sys.stdin.isatty():
@@ -40,9 +40,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         return 2
     result.problems[:0] = problems
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {visible(warning)}", file=sys.stderr)
     for problem in result.problems:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"error: {visible(problem)}", file=sys.stderr)
     print(diagnosis_json(result) if args.json else diagnosis_text(result))
     if result.problems:
         return 2

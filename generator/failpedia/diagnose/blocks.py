@@ -25,11 +25,13 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO, NamedTuple, cast
 
 from failpedia.diagnose.sources import DECOMPRESS_ERRORS, InputError
+from failpedia.signatures import line_rules
 from failpedia.signatures.line_rules import ANSI
 
 BLOCK_SIZE = 2 << 20
-MAX_CARRY = 8 << 20
+MAX_CARRY = line_rules.MAX_CARRY  # a module global here, so that tests can shrink it
 PROBE_SIZE = 4096  # how much a worker reads at a time to find where its block starts
+READ_PIECE = 64 << 10  # how much of a stream one read takes
 WORKERS = max(
     1,
     min(
@@ -41,6 +43,7 @@ SLOTS = 2 * WORKERS + 1  # one being filled and one waiting per worker, one bein
 Scan = Callable[[memoryview], list[tuple[int, int]]]
 
 _ANSI_BYTES = re.compile(ANSI.encode("ascii"))
+_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, *DECOMPRESS_ERRORS)
 
 
 def strip_and_count_python(data: memoryview, out: bytearray) -> tuple[int, int]:
@@ -81,7 +84,7 @@ class Candidate(NamedTuple):
 
     start: int
     lines_before: int
-    probes: set[int]
+    probes: frozenset[int]
 
 
 class Block(NamedTuple):
@@ -237,6 +240,7 @@ class BlockReader:
         self._lock = threading.Lock()  # the order of blocks, the stream's reads and carry
         self._carry = b""
         self._finished = False
+        self._error: BaseException | None = None  # what ended the stream early
         self._free: queue.LifoQueue[Slot | None] = queue.LifoQueue()  # warmest buffer first
         self._slots = 0  # made when first needed: a small log needs one
         self._ready: queue.Queue[_Pending | None] = queue.Queue()
@@ -314,10 +318,9 @@ class BlockReader:
             slot.fit(len(carry) + BLOCK_SIZE)
             raw = slot.raw
             raw[: len(carry)] = carry
-            read = self._stream.readinto(memoryview(raw)[len(carry) : len(carry) + BLOCK_SIZE])
+            read, last = self._read(memoryview(raw)[len(carry) : len(carry) + BLOCK_SIZE])
             read_total += read
             total = len(carry) + read
-            last = read == 0
             cut = total if last else block_end(raw, total)
             carry = bytes(raw[cut:total])
             if cut or last:
@@ -325,14 +328,35 @@ class BlockReader:
         self._carry = carry
         if last:
             self._finished = True
-        if cut == 0:
-            self._ready.put(None)
-            return None
-        pending = _Pending(size=cut, read=read_total, last=last)
-        self._ready.put(pending)
-        if last:
+        if cut:
+            pending: _Pending | None = _Pending(size=cut, read=read_total, last=last)
+            self._ready.put(pending)
+        else:
+            pending = None
+        if last:  # after the last block, the error that ended the stream, if one did
+            if self._error is not None:
+                self._ready.put(_Pending().fail(self._error))
             self._ready.put(None)
         return pending
+
+    def _read(self, view: memoryview) -> tuple[int, bool]:
+        """Fill ``view`` from the stream: how many bytes, and whether the stream ended.
+
+        In pieces of at most ``READ_PIECE`` bytes, one buffered read each: where a gzip
+        stream is damaged, a read that fails loses what it decompressed, so the log is
+        scanned up to the last piece before the damage, as its end; the error is kept, to
+        be raised after it."""
+        filled = 0
+        while filled < len(view):
+            try:
+                got = self._stream.readinto1(view[filled : filled + READ_PIECE])
+            except _READ_ERRORS as error:
+                self._error = input_error(error)
+                return filled, True
+            if not got:
+                return filled, True
+            filled += got
+        return filled, False
 
 
 def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]:
@@ -346,8 +370,10 @@ def _candidates(data: bytearray, hits: list[tuple[int, int]]) -> list[Candidate]
     result = []
     view = memoryview(data)
     counted_to = lines = 0
+    shared: dict[frozenset[int], frozenset[int]] = {}  # lines that match alike share one set
     for start in sorted(by_start):
         lines += count_newlines(view[counted_to:start])
         counted_to = start
-        result.append(Candidate(start, lines, by_start[start]))
+        probes = frozenset(by_start[start])
+        result.append(Candidate(start, lines, shared.setdefault(probes, probes)))
     return result

@@ -28,7 +28,7 @@ class LineHit:
         self,
         line_no: int,
         text: str,
-        probes: set[int],
+        probes: frozenset[int],
         before: list[str],
         after: list[str] | None = None,
         missing_after: int = 0,
@@ -52,6 +52,18 @@ def _decode(raw: bytes | bytearray) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def _line(data: bytearray, start: int, stop: int, decoded: dict[int, str] | None) -> str:
+    """The line ``data[start:stop]``, decoded once per block where ``decoded`` is given:
+    in a block where every line matches, each is the text of one hit and the context of
+    a dozen others, and one string serves them all."""
+    if decoded is None:
+        return _decode(data[start:stop])
+    text = decoded.get(start)
+    if text is None:
+        text = decoded[start] = _decode(data[start:stop])
+    return text
+
+
 class LineCollector:
     """Candidate lines, with up to ``before``/``after`` lines of context, from consecutive
     blocks. Line numbers count from the first block given.
@@ -71,18 +83,21 @@ class LineCollector:
         self.has_data = False
         self.ends_mid_line = False
 
-    def add(self, block: Block) -> list[LineHit]:
-        """The hits of ``block`` (and of earlier ones) whose context is complete, in order."""
+    def add(self, block: Block) -> Iterator[LineHit]:
+        """The hits of ``block`` (and of earlier ones) whose context is complete, in order.
+
+        Each hit is decoded as it is taken, so that a block where every line matches never
+        holds all its hits at once: the block's buffer must stay as it is, and the
+        iterator be exhausted, before the next block is added."""
         data, size, done = block.data, block.size, block.last
         self.bytes += block.read_bytes
         if not size:
-            return []
-        ready: list[LineHit] = []
+            return
         if not self.head_complete:
             self.head.extend(_first_lines(data, size, self.after - len(self.head), done))
             self.head_complete = len(self.head) >= self.after or done
         if self.waiting:
-            ready.extend(_complete(self.waiting, data, size, done))
+            yield from _complete(self.waiting, data, size, done)
         if block.candidates:
             for hit in _lines_of(
                 data, size, block.candidates, self.lines, self.tail, self.before, self.after, done
@@ -90,12 +105,11 @@ class LineCollector:
                 if hit.missing_after or self.waiting:
                     self.waiting.append(hit)
                 else:
-                    ready.append(hit)
+                    yield hit
         self.lines += block.newlines
         self.has_data = True
         self.ends_mid_line = data[size - 1] != 0x0A
         self.tail = _update_tail(self.tail, data, size, self.before)
-        return ready
 
 
 def scan_stream(
@@ -105,17 +119,23 @@ def scan_stream(
     lines of context."""
     collector = LineCollector(before, after)
     reader = BlockReader(stream, engine.find)
-    for block in reader:
-        ready = collector.add(block)
-        reader.release(block)  # nothing below reads the buffer
-        yield from ready
-    stats.bytes = collector.bytes
-    stats.lines = collector.lines + (1 if collector.ends_mid_line else 0)
+    try:
+        for block in reader:
+            yield from collector.add(block)
+            reader.release(block)  # its hits are all decoded
+    finally:  # also where the stream broke off: what was read before counts
+        stats.bytes = collector.bytes
+        stats.lines = collector.lines + (1 if collector.ends_mid_line else 0)
     yield from collector.waiting
 
 
 def _first_lines(
-    data: bytearray, size: int, count: int, done: bool, position: int = 0
+    data: bytearray,
+    size: int,
+    count: int,
+    done: bool,
+    position: int = 0,
+    decoded: dict[int, str] | None = None,
 ) -> list[str]:
     """Up to ``count`` complete lines of ``data[:size]`` from ``position`` (at the end of
     the log, a last line without a newline counts as complete)."""
@@ -126,7 +146,7 @@ def _first_lines(
             if not done:
                 break
             stop = size
-        lines.append(_decode(data[position:stop]))
+        lines.append(_line(data, position, stop, decoded))
         position = stop + 1
     return lines
 
@@ -169,33 +189,32 @@ def _lines_of(
     before: int,
     after: int,
     done: bool,
-) -> list[LineHit]:
-    result = []
+) -> Iterator[LineHit]:
+    decoded: dict[int, str] = {}
     for candidate in candidates:
         start = candidate.start
         end = data.find(b"\n", start, size)
         end = size if end == -1 else end
-        following = _first_lines(data, size, after, done, end + 1) if after else []
+        following = _first_lines(data, size, after, done, end + 1, decoded) if after else []
         missing = 0 if done else after - len(following)
-        result.append(
-            LineHit(
-                base_line + candidate.lines_before + 1,
-                _decode(data[start:end]),
-                candidate.probes,
-                _lines_before(data, start, before, tail),
-                following,
-                missing,
-            )
+        yield LineHit(
+            base_line + candidate.lines_before + 1,
+            _line(data, start, end, decoded),
+            candidate.probes,
+            _lines_before(data, start, before, tail, decoded),
+            following,
+            missing,
         )
-    return result
 
 
-def _lines_before(data: bytearray, start: int, count: int, tail: list[str]) -> list[str]:
+def _lines_before(
+    data: bytearray, start: int, count: int, tail: list[str], decoded: dict[int, str]
+) -> list[str]:
     lines: list[str] = []
     position = start
     while position > 0 and len(lines) < count:
         previous = data.rfind(b"\n", 0, position - 1) + 1
-        lines.insert(0, _decode(data[previous : position - 1]))
+        lines.insert(0, _line(data, previous, position - 1, decoded))
         position = previous
     if len(lines) < count and tail:
         lines = tail[-(count - len(lines)) :] + lines

@@ -67,11 +67,29 @@ class Occurrence:
         return (self.arrival, self.source, self.line, self.segment)
 
 
+# A year-less time (glog) is compared in the year assumed at the end; only whether that
+# year is a leap year changes how two such times compare, so the earliest under each kind
+# of year is kept until then.
+LEAP_YEAR, COMMON_YEAR = 2000, 1970
+
+
+def is_leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
 class Finding:
-    """Every occurrence of one entry, within bounds however many there are: the count and
-    the ranks exactly, the ``MAX_LOCATIONS`` first in order, and those that may prove the
-    earliest in time (the earliest with a year, and the earliest without one: which of
-    them comes first depends on the year assumed for the second, known at the end)."""
+    """Every occurrence of one entry, counted, and where it ranks.
+
+    Occurrences are not all kept, so that memory stays flat however many lines match: the
+    count and the ranks are exact, the ``MAX_LOCATIONS`` first in order are listed, and
+    those that may prove the earliest in time are kept (the earliest with a year, and the
+    earliest without one under a leap year and under a common year: which comes first
+    depends on the year assumed for those without one, known at the end).
+
+    Each input's occurrences are added in log order (the pieces of a line cut past
+    ``MAX_CARRY`` too, which share its number); inputs read side by side (a command's
+    stdout and stderr) interleave a little out of order, so an occurrence's place is its
+    arrival, its input, then when it was added."""
 
     __slots__ = (
         "entry",
@@ -92,8 +110,9 @@ class Finding:
         self.entry, self.url = entry, url
         self.count = 0
         self.rank_set: set[str] = set()
-        self.kept: list[Occurrence] = []
-        self.earliest: dict[bool, tuple[float, tuple[int, int, int, int], Occurrence]] = {}
+        self.kept: list[tuple[tuple[int, int, int], Occurrence]] = []  # (place, occurrence)
+        # "dated", "leap", "common": (seconds, place, occurrence) of the earliest so far.
+        self.earliest: dict[str, tuple[float, tuple[int, int, int], Occurrence]] = {}
         self.in_root_block = False
         self.min_year: int | None = None
         self.level = 0
@@ -108,33 +127,43 @@ class Finding:
             self.rank_set.add(item.rank)
         if in_root_block:
             self.in_root_block = True
-        self.kept.append(item)
+        place = (item.arrival, item.source, self.count)
+        self.kept.append((place, item))
         if len(self.kept) >= 2 * MAX_LOCATIONS:  # items may come a little out of order
-            self.kept.sort(key=lambda kept: kept.order)
+            self.kept.sort(key=lambda kept: kept[0])
             del self.kept[MAX_LOCATIONS:]
         time = item.time
         if time is None:
             return
         if time.year is not None:
             self.min_year = time.year if self.min_year is None else min(self.min_year, time.year)
-        # A year 2000 (a leap year) orders times without one among themselves.
-        key = (time.seconds(2000), item.order)
-        best = self.earliest.get(time.year is None)
+            self._keep_earliest("dated", time.year, place, item)
+        else:
+            self._keep_earliest("leap", LEAP_YEAR, place, item)
+            self._keep_earliest("common", COMMON_YEAR, place, item)
+
+    def _keep_earliest(
+        self, kind: str, year: int, place: tuple[int, int, int], item: Occurrence
+    ) -> None:
+        assert item.time is not None
+        key = (item.time.seconds(year), place)
+        best = self.earliest.get(kind)
         if best is None or key < best[:2]:
-            self.earliest[time.year is None] = (*key, item)
+            self.earliest[kind] = (*key, item)
 
     @property
     def locations(self) -> list[Occurrence]:
         """The first ``MAX_LOCATIONS`` occurrences, in order."""
-        return sorted(self.kept, key=lambda item: item.order)[:MAX_LOCATIONS]
+        return [item for _, item in sorted(self.kept, key=lambda kept: kept[0])[:MAX_LOCATIONS]]
 
-    @property
-    def first_candidates(self) -> list[Occurrence]:
-        """The occurrences one of which is the first: the first in order, and the
-        earliest in time with and without a year."""
-        candidates = [item for _, _, item in self.earliest.values()]
+    def candidates(self, assumed_year: int) -> list[Occurrence]:
+        """The occurrences one of which is the first, in the year assumed for year-less
+        times: the first in order, the earliest with a year, and the earliest without one
+        under a year of the assumed year's kind."""
+        kinds = ("dated", "leap" if is_leap(assumed_year) else "common")
+        candidates = [self.earliest[kind][2] for kind in kinds if kind in self.earliest]
         if self.kept:
-            candidates.append(min(self.kept, key=lambda item: item.order))
+            candidates.append(min(self.kept, key=lambda kept: kept[0])[1])
         return candidates
 
     @property

@@ -29,6 +29,7 @@ from failpedia.diagnose.ordering import assumed_year_of, order_findings
 from failpedia.diagnose.sources import LogInput
 from failpedia.signatures.index_format import SignatureIndex
 from failpedia.signatures.line_rules import (
+    BLANK,
     ERROR_LIKE,
     MAX_ERROR_LINES,
     ROOT_CAUSE_END,
@@ -40,8 +41,8 @@ from failpedia.signatures.line_rules import (
     split_line,
 )
 
-_ROOT_RANK = re.compile(ROOT_CAUSE_RANK)
-_ROOT_END = re.compile(ROOT_CAUSE_END)
+_ROOT_RANK = re.compile(ROOT_CAUSE_RANK, re.ASCII)
+_ROOT_END = re.compile(ROOT_CAUSE_END, re.ASCII)
 # Part of the name under which an index file's compiled probes are cached: change it
 # whenever Matchers changes which probes it makes of an index, or in which order.
 _PROBE_FORM = "probes-1"
@@ -109,7 +110,7 @@ class Tally:
         self.index, self.matchers, self.context = index, matchers, context
         self.findings: dict[int, Finding] = {}
         self.root = RootCause()
-        self._scorers = [(score, re.compile(source)) for score, _, source in ERROR_LIKE]
+        self._scorers = [(score, re.compile(source, re.ASCII)) for score, _, source in ERROR_LIKE]
         self._errors: list[tuple[int, tuple[int, ...], ErrorLine]] = []  # a min-heap
 
     @property
@@ -147,7 +148,7 @@ class Tally:
                 log.name,
                 hit.line_no,
                 segment.rank if segment.rank is not None else log.rank,
-                segment.text.strip(),
+                segment.text.strip(BLANK),
                 _context(hit.before[-context:] if context else []),
                 _context(hit.after[:context] if context else []),
             )

@@ -26,7 +26,7 @@ def choose_first(finding: Finding, assumed_year: int) -> None:
         seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
         return (seconds, item.order)
 
-    finding.first = min(finding.first_candidates, key=key)
+    finding.first = min(finding.candidates(assumed_year), key=key)
     first_key = key(finding.first)[0]
     finding.first_time = None if first_key == math.inf else first_key
 
@@ -57,7 +57,7 @@ def order_findings(
     findings: list[Finding], index: SignatureIndex, root: RootCause, assumed_year: int
 ) -> list[Finding]:
     for finding in findings:
-        finding.root_cause = finding.in_root_block or bool(finding.rank_set & root.ranks)
+        finding.root_cause = finding.in_root_block or not root.ranks.isdisjoint(finding.rank_set)
         choose_first(finding, assumed_year)
     causal_levels(findings, index)
 

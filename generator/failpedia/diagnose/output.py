@@ -1,5 +1,8 @@
 """Print a diagnosis: for people (text) and for programs (``--json``, a stable shape).
 
+The text shows a log's control characters (``visible``) rather than sending them to the
+terminal; the JSON keeps every character exactly, escaped as JSON escapes it.
+
 JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed)::
 
     {
@@ -112,6 +115,23 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def _caret(code: int) -> str:
+    """How ``cat -v`` shows a control character: ^[ for ESC, ^? for DEL, M-^[ for CSI."""
+    if code >= 0x80:
+        return "M-" + _caret(code - 0x80)
+    return "^?" if code == 0x7F else "^" + chr(code + 0x40)
+
+
+# Every C0 control but tab, DEL and every C1 control: what a terminal would act on.
+_VISIBLE = {code: _caret(code) for code in [*range(0x20), *range(0x7F, 0xA0)] if code != 0x09}
+
+
+def visible(text: str) -> str:
+    """``text`` with the control characters a terminal acts on (escape sequences that
+    survive the ANSI stripping, such as ESC c, backspaces, bells) shown, not executed."""
+    return text.translate(_VISIBLE)
+
+
 def rank_ranges(ranks: list[str]) -> str:
     """``["0", "1", "2", "5", "h:1"]`` -> ``"0-2,5,h:1"``."""
     parts: list[str] = []
@@ -158,7 +178,7 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year))
     out.extend(_error_lines_text(diagnosis))
-    return "\n".join(out)
+    return "\n".join(visible(line) for line in out)
 
 
 def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
@@ -190,7 +210,7 @@ def run_text(diagnosis: Diagnosis, outcome: str) -> str:
         out.append("")
         out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
     out.extend(_error_lines_text(diagnosis))
-    return "\n".join(out)
+    return "\n".join(visible(line) for line in out)
 
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")

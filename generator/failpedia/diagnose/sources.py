@@ -4,13 +4,16 @@ A folder is read recursively in name order (torchrun's ``--log-dir`` keeps one f
 local rank: ``<run>/attempt_0/3/stderr.log``); a file's rank comes from such a folder or
 from a name like ``rank3.log``, and a rank prefix on a line overrides it. Gzip is
 recognised by its magic bytes, whatever the file is called. Files that look binary are
-skipped with a note.
+skipped; a file or folder inside a folder given that cannot be read is a problem, as a
+named one is.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -66,6 +69,29 @@ def _looks_binary(path: Path) -> bool:
     return not head.startswith(GZIP_MAGIC) and b"\0" in head
 
 
+def _folder_files(folder: Path) -> list[tuple[Path, str | None]]:
+    """The regular files below ``folder``, hidden ones left out, each with None, or with
+    the problem that a folder that cannot be listed or a link that leads nowhere is, as a
+    named file would be; in name order. Links to folders are not followed."""
+    found: list[tuple[Path, str | None]] = []
+
+    def unlistable(error: OSError) -> None:
+        found.append((Path(error.filename), f"cannot read: {error.strerror}"))
+
+    for parent, folders, names in os.walk(folder, onerror=unlistable):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        for name in names:
+            if name.startswith("."):
+                continue
+            item = Path(parent, name)
+            try:
+                if stat.S_ISREG(item.stat().st_mode):  # through a link, too
+                    found.append((item, None))
+            except OSError as error:
+                found.append((item, f"cannot read: {error.strerror}"))
+    return sorted(found, key=lambda pair: pair[0])
+
+
 def collect_inputs(arguments: list[str]) -> tuple[list[LogInput], list[str]]:
     """Expand the command line into inputs; problems are returned, not raised."""
     inputs: list[LogInput] = []
@@ -76,13 +102,10 @@ def collect_inputs(arguments: list[str]) -> tuple[list[LogInput], list[str]]:
             continue
         path = Path(argument)
         if path.is_dir():
-            files = sorted(
-                item
-                for item in path.rglob("*")
-                if item.is_file()
-                and not any(part.startswith(".") for part in item.relative_to(path).parts)
-            )
-            for item in files:
+            for item, problem in _folder_files(path):
+                if problem is not None:
+                    problems.append(f"{item}: {problem}")
+                    continue
                 try:
                     if _looks_binary(item):
                         continue

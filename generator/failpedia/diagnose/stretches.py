@@ -4,8 +4,9 @@ A file is cut into stretches of whole blocks (``blocks.FileSpan``). Each worker 
 the next stretch and reads, strips, scans and collects its candidate lines alone, in one
 buffer it keeps: a buffer still in the CPU's cache is read much faster than buffers
 passed around between threads. The caller gets the current stretch's hits as they come;
-later stretches hold theirs until their turn, at most ``BUFFERED_HITS`` each, so memory
-stays flat however many lines match. Before a hit is handed on, it gets the context that
+later stretches hold theirs until their turn. Each stretch decodes its hits in batches and
+holds at most about ``BUFFERED_HITS`` waiting for the caller, so memory stays flat however
+many lines match. Before a hit is handed on, it gets the context that
 lies across its stretch's edges: the lines before the stretch end the previous one, the
 lines after it start the next.
 
@@ -24,6 +25,7 @@ from failpedia.diagnose.candidates import LineCollector, LineHit, ScanStats
 
 STRETCH_BLOCKS = 32
 BUFFERED_HITS = 1024
+HIT_BATCH = 256  # hits decoded and handed on at a time
 
 
 class _Stretch:
@@ -148,28 +150,37 @@ class _FileScan:
         for number in range(stretch.first, stretch.end):
             size, low_next = self.span.read(slot, low, number)
             last = stretch.final and number == stretch.end - 1
-            ready = collector.add(prepare(slot, size, self.scan, last, size))
+            batch: list[LineHit] = []
+            for hit in collector.add(prepare(slot, size, self.scan, last, size)):
+                batch.append(hit)
+                if len(batch) == HIT_BATCH:
+                    if not self._hand_on(stretch, collector, batch):
+                        return
+                    batch = []
+            if not self._hand_on(stretch, collector, batch):
+                return
             low = low_next
-            with self.changed:
-                if self.stopped:
-                    return
-                if stretch.head is None and collector.head_complete:
-                    stretch.head = collector.head
-                    self.changed.notify_all()
-                if ready:
-                    stretch.hits.extend(ready)
-                    self.changed.notify_all()
-                while (
-                    len(stretch.hits) > BUFFERED_HITS
-                    and self.current != stretch.number
-                    and not self.stopped
-                ):
-                    self.changed.wait()
         with self.changed:
             if stretch.head is None:
                 stretch.head = collector.head
             stretch.collector = collector
             self.changed.notify_all()
+
+    def _hand_on(self, stretch: _Stretch, collector: LineCollector, batch: list[LineHit]) -> bool:
+        """Queue a batch of the stretch's hits (and its head, once known), then wait while
+        more than ``BUFFERED_HITS`` wait for the caller. False once scanning has stopped."""
+        with self.changed:
+            if self.stopped:
+                return False
+            if stretch.head is None and collector.head_complete:
+                stretch.head = collector.head
+                self.changed.notify_all()
+            if batch:
+                stretch.hits.extend(batch)
+                self.changed.notify_all()
+            while len(stretch.hits) > BUFFERED_HITS and not self.stopped:
+                self.changed.wait()
+            return not self.stopped
 
 
 def scan_file(

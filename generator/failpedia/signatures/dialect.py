@@ -1,10 +1,12 @@
 """The portable signature-pattern dialect: parse, check, and compile to one canonical regex.
 
 Signature patterns run in two engines: Python (``failpedia diagnose``) and JavaScript (the
-site's log page). This module accepts a small regex dialect whose every construct means
-the same in both, refuses anything that could backtrack catastrophically, and rewrites
-the pattern into a canonical form (``\\d`` -> ``[0-9]``, ``.`` -> ``[^\\n\\r]`` ...) that
-both engines then compile. Patterns match within one line of a log.
+site's log page, which compiles them with the ``u`` flag, so that both read a line as
+Unicode code points). This module accepts a small regex dialect whose every construct
+means the same in both, refuses anything that could backtrack catastrophically, and
+rewrites the pattern into a canonical form (``\\d`` -> ``[0-9]``,
+``.`` -> ``[^\\n\\r\\u2028\\u2029]`` ...) that both engines then compile. Patterns match
+within one line of a log.
 
 Accepted: literal characters; escaped metacharacters; ``\\d \\D \\w \\W \\s \\S \\b \\B \\t``;
 character classes ``[...]`` and ``[^...]`` with ranges; ``.``; groups ``(...)`` and
@@ -12,12 +14,12 @@ character classes ``[...]`` and ``[^...]`` with ranges; ``.``; groups ``(...)`` 
 {n,m}`` with an optional lazy ``?``.
 
 Refused: backreferences, lookaround, named groups, inline flags, ``\\A \\Z \\n`` and other
-escapes whose meaning differs; an unbounded repeat (``* + {n,}``) of anything but a
-single character or class; any repeat of a group other than ``?``; two unbounded repeats
-that can match the same characters with nothing required between them that the first
-cannot match (``\\d*\\d*``, ``.*\\s+``), whose backtracking grows polynomially with the
-line; patterns without a fixed literal core of at least ``MIN_LITERAL`` characters,
-which would match unrelated lines.
+escapes whose meaning differs; lone surrogates (no decoded text holds one); an unbounded
+repeat (``* + {n,}``) of anything but a single character or class; any repeat of a group
+other than ``?``; repeats, optional parts and alternatives that can backtrack
+super-linearly or in too many ways (``backtracking``); patterns longer than
+``MAX_PATTERN_LENGTH`` or without a fixed literal core of at least ``MIN_LITERAL``
+characters, which would match unrelated lines.
 """
 
 from __future__ import annotations
@@ -25,8 +27,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from failpedia.signatures.backtracking import (
+    NO_CHARS,
+    Backtracking,
+    BacktrackingError,
+    Chars,
+    alike_alternatives,
+)
+
 MIN_LITERAL = 6
-MAX_REPEAT = 1000
+MAX_PATTERN_LENGTH = 2000
+# The counts written in '{n}', '{n,}' and '{n,m}' add up to at most this: each counted
+# repeat is unrolled by the matching engines, and Hyperscan takes seconds to build (or
+# refuses) a pattern with many large ones.
+MAX_REPEAT_TOTAL = 300
 METACHARACTERS = set(".^$*+?()[]{}|\\/")
 CLASS_ESCAPES = {
     "d": "0-9",
@@ -64,6 +78,17 @@ def compile_pattern(source: str) -> CompiledPattern:
     """Check ``source`` against the dialect and compile its canonical form."""
     if not source:
         raise PatternError("pattern is empty")
+    if len(source) > MAX_PATTERN_LENGTH:
+        raise PatternError(
+            f"is {len(source)} characters long; at most {MAX_PATTERN_LENGTH} are allowed "
+            "(match the message's distinctive part)"
+        )
+    surrogate = next((at for at, char in enumerate(source) if "\ud800" <= char <= "\udfff"), None)
+    if surrogate is not None:
+        raise PatternError(
+            f"column {surrogate + 1}: a lone surrogate (U+{ord(source[surrogate]):04X}) "
+            "cannot occur in a decoded log line; write the character itself"
+        )
     parser = _Parser(source)
     canonical, branch_literals = parser.parse()
     short = [literal for literal in branch_literals if len(literal) < MIN_LITERAL]
@@ -90,56 +115,27 @@ def pattern_for_text(text: str) -> str:
     return "".join(escape_literal(char) for char in line)
 
 
-@dataclass(frozen=True)
-class _Chars:
-    """The characters an atom can match: an ASCII set, and whether any non-ASCII one."""
-
-    ascii: frozenset[str]
-    other: bool = False
-
-    def __or__(self, other: _Chars) -> _Chars:
-        return _Chars(self.ascii | other.ascii, self.other or other.other)
-
-    def overlaps(self, other: _Chars) -> bool:
-        return bool(self.ascii & other.ascii) or (self.other and other.other)
-
-    def negated(self) -> _Chars:
-        return _Chars(_ALL_ASCII - self.ascii, True)
-
-    @staticmethod
-    def of(text: str) -> _Chars:
-        return _Chars(frozenset(c for c in text if ord(c) < 128), any(ord(c) >= 128 for c in text))
-
-
-_ALL_ASCII = frozenset(chr(code) for code in range(128))
-_DOT_CHARS = _Chars.of("\n\r").negated()
-
-
-def _union(first: _Chars | None, second: _Chars | None) -> _Chars | None:
-    if first is None:
-        return second
-    return first if second is None else first | second
+_DOT_CHARS = Chars.of("\n\r\u2028\u2029").negated()
 
 
 @dataclass
 class _Sequence:
-    """One alternative, parsed: canonical text, longest fixed literal, repeat bookkeeping.
+    """One alternative, parsed: canonical text, longest fixed literal, how much it can
+    backtrack, its leading fixed characters (``head``) and every character it can match."""
 
-    ``pending`` holds the characters of unbounded repeats not yet followed by a required
-    character they cannot match; ``repeats`` those of every unbounded repeat inside.
-    """
-
+    tracker: Backtracking
     text: str = ""
     literal: str = ""
-    pending: _Chars | None = None
-    repeats: _Chars | None = None
+    head: list[Chars] = field(default_factory=list)
+    head_open: bool = True
+    chars: Chars = NO_CHARS
 
 
 @dataclass
 class _Atom:
     text: str
     literal: str | None = None  # the fixed character it stands for
-    chars: _Chars | None = None  # set for single-character atoms
+    chars: Chars | None = None  # set for single-character atoms
     branches: list[_Sequence] = field(default_factory=list)  # set for groups
     is_group: bool = False
 
@@ -148,6 +144,7 @@ class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
         self.pos = 0
+        self.repeat_total = 0
 
     def fail(self, message: str, pos: int | None = None) -> PatternError:
         column = (self.pos if pos is None else pos) + 1
@@ -157,71 +154,67 @@ class _Parser:
         return self.source[self.pos] if self.pos < len(self.source) else ""
 
     def parse(self) -> tuple[str, list[str]]:
-        branches = self.alternation()
+        branches = self.alternation(Backtracking())
         if self.pos < len(self.source):
             raise self.fail("unmatched ')'; escape it as '\\)'")
         return "|".join(branch.text for branch in branches), [b.literal for b in branches]
 
-    def alternation(self) -> list[_Sequence]:
-        branches = [self.sequence()]
+    def alternation(self, start: Backtracking) -> list[_Sequence]:
+        """The alternatives from here to the next unmatched ``)``, each continuing from
+        the backtracking state ``start``."""
+        branches = [self.sequence(start)]
         while self.peek() == "|":
             self.pos += 1
-            branches.append(self.sequence())
+            branches.append(self.sequence(start))
         return branches
 
-    def sequence(self) -> _Sequence:
-        result = _Sequence()
+    def sequence(self, start: Backtracking) -> _Sequence:
+        result = _Sequence(start.copy())
         parts: list[str] = []
         run = ""
         while self.pos < len(self.source) and self.peek() not in "|)":
-            start = self.pos
-            atom = self.atom()
-            quantifier, low, high = self.quantifier(atom, start)
+            position = self.pos
+            atom = self.atom(result.tracker)
+            quantifier, low, high = self.quantifier(atom, position)
             parts.append(atom.text + quantifier)
             run = run + atom.literal if atom.literal is not None and not quantifier else ""
             if len(run) > len(result.literal):
                 result.literal = run
-            self.track_repeats(result, atom, low, high, start)
+            try:
+                self.track(result, atom, low, high)
+            except BacktrackingError as error:
+                raise self.fail(str(error), position) from None
         result.text = "".join(parts)
         return result
 
-    def track_repeats(
-        self, result: _Sequence, atom: _Atom, low: int, high: int | None, start: int
-    ) -> None:
-        """Refuse an unbounded repeat that can take over characters an earlier one matched."""
+    @staticmethod
+    def track(result: _Sequence, atom: _Atom, low: int, high: int | None) -> None:
+        """Account for one quantified atom: what it can match, its leading fixed
+        characters, and how much it adds to backtracking."""
+        fixed_character = atom.chars is not None and low == high == 1
+        if result.head_open and fixed_character and atom.chars is not None:
+            result.head.append(atom.chars)
+        else:
+            result.head_open = False
         if atom.is_group:
-            inner = None
+            optional = low == 0
+            states = [branch.tracker for branch in atom.branches]
+            chars = NO_CHARS
             for branch in atom.branches:
-                inner = _union(inner, branch.repeats)
-            if inner is not None and result.pending is not None and result.pending.overlaps(inner):
-                raise self._overlap(start)
-            for branch in atom.branches:
-                result.pending = _union(result.pending, branch.pending)
-            result.repeats = _union(result.repeats, inner)
-            return
-        if atom.chars is None:  # anchors and word boundaries match no character
-            return
-        if high is None:
-            if result.pending is not None and result.pending.overlaps(atom.chars):
-                raise self._overlap(start)
-            result.pending = _union(result.pending, atom.chars)
-            result.repeats = _union(result.repeats, atom.chars)
-        elif low >= 1 and result.pending is not None and not result.pending.overlaps(atom.chars):
-            result.pending = None
+                chars = chars | branch.chars
+            choices = alike_alternatives([branch.head for branch in atom.branches]) + optional
+            result.tracker = Backtracking.after_group(
+                [*states, result.tracker] if optional else states, choices, chars
+            )
+            result.chars = result.chars | chars
+        elif atom.chars is not None:  # anchors and word boundaries match no character
+            result.tracker.repeat(atom.chars, low, high)
+            result.chars = result.chars | atom.chars
 
-    def _overlap(self, start: int) -> PatternError:
-        return self.fail(
-            "this repeat can match the same characters as an earlier one with nothing "
-            "required in between that the first cannot match (as in '\\d*\\d*' or "
-            "'.*\\s+'), which backtracks polynomially on long lines; put a required "
-            "character between them, e.g. '\\d+x\\d+', or merge them into one class",
-            start,
-        )
-
-    def atom(self) -> _Atom:
+    def atom(self, tracker: Backtracking) -> _Atom:
         char = self.peek()
         if char == "(":
-            return self.group()
+            return self.group(tracker)
         if char == "[":
             return self.char_class()
         if char == "\\":
@@ -239,7 +232,7 @@ class _Parser:
         if char == "\n":
             raise self.fail("patterns match within one line; a newline cannot occur")
         self.pos += 1
-        return _Atom(escape_literal(char), literal=char, chars=_Chars.of(char))
+        return _Atom(escape_literal(char), literal=char, chars=Chars.of(char))
 
     def escape(self) -> _Atom:
         start = self.pos
@@ -249,10 +242,10 @@ class _Parser:
             raise self.fail("pattern ends with a lone backslash", start)
         self.pos += 1
         if char in METACHARACTERS or char == "-":
-            return _Atom(escape_literal(char), literal=char, chars=_Chars.of(char))
+            return _Atom(escape_literal(char), literal=char, chars=Chars.of(char))
         if char.lower() in CLASS_ESCAPES:
             ranges = CLASS_ESCAPES[char.lower()]
-            chars = _Chars.of(CLASS_ESCAPE_CHARS[char.lower()])
+            chars = Chars.of(CLASS_ESCAPE_CHARS[char.lower()])
             if char.isupper():
                 return _Atom(f"[^{ranges}]", chars=chars.negated())
             return _Atom(f"[{ranges}]", chars=chars)
@@ -260,7 +253,7 @@ class _Parser:
             return _Atom("\\" + char)
         if char in LITERAL_ESCAPES:
             literal = LITERAL_ESCAPES[char]
-            return _Atom("\\" + char, literal=literal, chars=_Chars.of(literal))
+            return _Atom("\\" + char, literal=literal, chars=Chars.of(literal))
         if char.isdigit():
             raise self.fail("backreferences are not allowed", start)
         if char == "n":
@@ -271,7 +264,7 @@ class _Parser:
             start,
         )
 
-    def group(self) -> _Atom:
+    def group(self, tracker: Backtracking) -> _Atom:
         start = self.pos
         self.pos += 1
         if self.source.startswith("?:", self.pos):
@@ -285,7 +278,7 @@ class _Parser:
             else:
                 what = "inline flags and extensions are"
             raise self.fail(f"{what} not allowed; use '(...)' or '(?:...)'", start)
-        branches = self.alternation()
+        branches = self.alternation(tracker)
         if self.peek() != ")":
             raise self.fail("unclosed group '('", start)
         self.pos += 1
@@ -299,7 +292,7 @@ class _Parser:
         if negated:
             self.pos += 1
         items: list[str] = []
-        chars = _Chars(frozenset())
+        chars = Chars(frozenset())
         first = True
         while True:
             char = self.peek()
@@ -321,14 +314,14 @@ class _Parser:
                     raise self.fail(f"range '{low}-{high}' is out of order")
                 items.append(f"{low_text}-{high_text}")
                 span = "".join(chr(code) for code in range(ord(low), min(ord(high), 127) + 1))
-                chars = chars | _Chars(_Chars.of(span).ascii, ord(high) >= 128)
+                chars = chars | Chars(Chars.of(span).ascii, ord(high) >= 128)
             else:
                 items.append(low_text)
                 chars = chars | low_chars
         text = "[" + ("^" if negated else "") + "".join(items) + "]"
         return _Atom(text, chars=chars.negated() if negated else chars)
 
-    def class_member(self) -> tuple[str, str | None, _Chars]:
+    def class_member(self) -> tuple[str, str | None, Chars]:
         """One class member: canonical text, the single character (None for ``\\d`` etc.)."""
         char = self.peek()
         if char == "[":
@@ -337,18 +330,18 @@ class _Parser:
             raise self.fail("patterns match within one line; a newline cannot occur")
         if char != "\\":
             self.pos += 1
-            return self._class_literal(char), char, _Chars.of(char)
+            return self._class_literal(char), char, Chars.of(char)
         start = self.pos
         self.pos += 1
         escaped = self.peek()
         self.pos += 1
         if escaped in CLASS_ESCAPES:
-            return CLASS_ESCAPES[escaped], None, _Chars.of(CLASS_ESCAPE_CHARS[escaped])
+            return CLASS_ESCAPES[escaped], None, Chars.of(CLASS_ESCAPE_CHARS[escaped])
         if escaped in LITERAL_ESCAPES:
             literal = LITERAL_ESCAPES[escaped]
-            return self._class_literal(literal), literal, _Chars.of(literal)
+            return self._class_literal(literal), literal, Chars.of(literal)
         if escaped and (escaped in METACHARACTERS or escaped in "-^"):
-            return self._class_literal(escaped), escaped, _Chars.of(escaped)
+            return self._class_literal(escaped), escaped, Chars.of(escaped)
         raise self.fail(f"'\\{escaped}' is not allowed inside a character class", start)
 
     @staticmethod
@@ -379,8 +372,13 @@ class _Parser:
             low = int(match.group(1))
             high_text = match.group(3)
             high = low if match.group(2) is None else (int(high_text) if high_text else None)
-            if low > MAX_REPEAT or (high is not None and high > MAX_REPEAT):
-                raise self.fail(f"repeat counts above {MAX_REPEAT} are not allowed")
+            self.repeat_total += low if high is None else high
+            if self.repeat_total > MAX_REPEAT_TOTAL:
+                raise self.fail(
+                    f"the counts of '{{n,m}}' repeats add up to more than {MAX_REPEAT_TOTAL} "
+                    "here, which makes the compiled matcher slow to build; use '+' or '*' "
+                    "where the count does not matter"
+                )
             if high is not None and high < low:
                 raise self.fail("repeat '{n,m}' needs n <= m")
             self.pos = match.end()

@@ -9,7 +9,11 @@ puts in an issue link, ``redaction``). A line (split on ``\\n``) loses its ANSI 
 sequences, is cut into segments at ``\\r`` (progress bars redraw a line with ``\\r``),
 and each segment loses its prefixes (rank, host, timestamp) one after another; what the
 prefixes said becomes the segment's rank and time. Segments are capped at ``LINE_CAP``
-characters before any pattern runs on them.
+characters (code points, as Python counts them) before any pattern runs on them.
+
+Every rule means the same in both engines: whitespace is ASCII (``BLANK``, ``[ \\t]``),
+since Python's ``\\s`` and ``str.strip()`` and JavaScript's ``\\s`` and ``trim()`` disagree
+beyond it, and Python compiles the rules with ``re.ASCII``, as JavaScript reads ``\\b``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,20 @@ from failpedia.signatures.redaction import published_redactions
 
 LINE_CAP = 4096
 MAX_PREFIXES = 6
+# The most of an unfinished line a reader carries on while it waits for the line's end: a
+# line longer than this (a progress bar redrawn with \r for hours) is cut after its last
+# \r, or anywhere, and read on in pieces, so memory stays bounded. Bytes for the CLI,
+# UTF-16 units for the log page: the same for ASCII.
+MAX_CARRY = 8 << 20
+# What a blank segment holds only of, and what a shown line loses at its end.
+BLANK = " \t\n\v\f\r"
 
 # Where torchrun's ChildFailedError names the failure it saw first, the lines after it that
 # are read for the rank it names, and where that block ends.
 ROOT_CAUSE_MARKER = "Root Cause (first observed failure)"
 ROOT_CAUSE_LINES = 12
-ROOT_CAUSE_RANK = r"^\s*rank\s*:\s*([0-9]+)(?:\s*\(local_rank:\s*([0-9]+)\))?"
-ROOT_CAUSE_END = r"^\s*={10,}"
+ROOT_CAUSE_RANK = r"^[ \t]*rank[ \t]*:[ \t]*([0-9]+)(?:[ \t]*\(local_rank:[ \t]*([0-9]+)\))?"
+ROOT_CAUSE_END = r"^[ \t]*={10,}"
 
 # How error-like a line is, for showing the likeliest lines when nothing matched:
 # (score, literal keywords that make a line a candidate, regex that scores it).
@@ -59,25 +70,25 @@ ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])"
 # the groups it reads; the same table drives the browser.
 PREFIX_RULES: list[tuple[str, str]] = [
     # torchrun --tee: "[default3]:" (role + local rank) or "[rank3]:" with --role rank.
-    ("torchrun", r"^\s*\[[A-Za-z_]*?([0-9]+)\]:"),
+    ("torchrun", r"^[ \t]*\[[A-Za-z_]*?([0-9]+)\]:"),
     # srun -l / --label: "3: ".
-    ("srun", r"^\s*([0-9]+): "),
+    ("srun", r"^[ \t]*([0-9]+): "),
     # NCCL: "host:pid:tid [device] NCCL INFO ..." -> host:pid names the process.
-    ("nccl", r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+):[0-9]+ "),
+    ("nccl", r"^[ \t]*([A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+):[0-9]+ "),
     # ISO 8601 and Python logging: "2024-05-01 12:00:00,123", "[2024-05-01T12:00:00.1Z]".
     (
         "iso",
-        r"^\s*\[?([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
-        r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?\]?(?:\s*[|-]\s*|\s+|:\s*|$)",
+        r"^[ \t]*\[?([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+        r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?\]?(?:[ \t]*[|-][ \t]*|[ \t]+|:[ \t]*|$)",
     ),
     # glog, as torch's C++ and elastic loggers print it: "[E1030 12:34:56.789012 123 f.cpp:616] ".
     (
         "glog",
-        r"^\s*\[?[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
-        r"(?: +[0-9]+)?(?: [^\]\s]+:[0-9]+)?\] ?",
+        r"^[ \t]*\[?[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+        r"(?: +[0-9]+)?(?: [^\] \t]+:[0-9]+)?\] ?",
     ),
     # Older glog without a time: "[E ProcessGroupNCCL.cpp:563] ".
-    ("glog-short", r"^\s*\[[IWEF] [^\]\s]+:[0-9]+\] ?"),
+    ("glog-short", r"^[ \t]*\[[IWEF] [^\] \t]+:[0-9]+\] ?"),
 ]
 
 
@@ -85,6 +96,8 @@ def published_rules() -> dict[str, Any]:
     """Every rule and limit above, as ``signatures.json`` carries them for the log page."""
     return {
         "line_cap": LINE_CAP,
+        "max_carry": MAX_CARRY,
+        "blank": BLANK,
         "max_prefixes": MAX_PREFIXES,
         "ansi": ANSI,
         "prefixes": [list(rule) for rule in PREFIX_RULES],
@@ -100,7 +113,7 @@ def published_rules() -> dict[str, Any]:
 
 
 _ANSI = re.compile(ANSI)
-_RULES = [(name, re.compile(source)) for name, source in PREFIX_RULES]
+_RULES = [(name, re.compile(source, re.ASCII)) for name, source in PREFIX_RULES]
 
 
 class LogTime(NamedTuple):
@@ -188,10 +201,10 @@ def parse_segment(raw: str) -> Segment:
 
 def split_line(line: str) -> list[Segment]:
     """The non-blank segments of one line (ANSI removed, split at carriage returns)."""
-    return [parse_segment(part) for part in strip_ansi(line).split("\r") if part.strip()]
+    return [parse_segment(part) for part in strip_ansi(line).split("\r") if part.strip(BLANK)]
 
 
 def display_text(line: str) -> str:
     """How a context line is shown: what a terminal would show last, capped."""
-    parts = [part for part in strip_ansi(line).split("\r") if part.strip()]
-    return (parts[-1] if parts else "").rstrip()[:LINE_CAP]
+    parts = [part for part in strip_ansi(line).split("\r") if part.strip(BLANK)]
+    return (parts[-1] if parts else "").rstrip(BLANK)[:LINE_CAP]
