@@ -28,6 +28,9 @@ class CatalogEntry:
     patterns: list[CompiledPattern] = field(default_factory=list)
     fix_code: str | None = None  # the marked fix region of the reproducer, what was proved
     check_code: str | None = None  # its check region: how the fixed result was checked
+    # Digests of the entry file and its reproducer: what the entry's page depends on in
+    # its own folder (set by the loader; part of the key of a rendered page).
+    source_key: str = ""
 
     @property
     def folder(self) -> Path:
@@ -77,6 +80,21 @@ class Catalog:
         """Related entries grouped by relation, stated links and back-links merged."""
         return self._links.get(entry_id, {})
 
+    def links_of_outsider(self, item: CatalogEntry) -> dict[str, list[Link]]:
+        """The links of an entry outside the catalog (a draft being previewed): its own
+        links and the catalog's links to it, to entries of the catalog only."""
+        found: dict[str, Link] = {}
+        for related in item.entry.related:
+            target = self.by_id.get(related.id)
+            if target is not None:
+                found[related.id] = Link(target, related.relation, related.note)
+        for other in self.entries:
+            for related in other.entry.related:
+                if related.id == item.entry.id:
+                    inverse = INVERSE_RELATION[related.relation]
+                    found.setdefault(other.entry.id, Link(other, inverse, related.note))
+        return _by_relation(found)
+
     def _resolve_links(self) -> dict[str, dict[str, list[Link]]]:
         found: dict[str, dict[str, Link]] = defaultdict(dict)
         for item in self.entries:
@@ -87,12 +105,14 @@ class Catalog:
                 found[item.entry.id][related.id] = Link(target, related.relation, related.note)
                 inverse = INVERSE_RELATION[related.relation]
                 found[related.id].setdefault(item.entry.id, Link(item, inverse, related.note))
-        grouped: dict[str, dict[str, list[Link]]] = {}
-        for entry_id, links in found.items():
-            by_relation: dict[str, list[Link]] = {}
-            for relation in RELATION_ORDER:
-                chosen = [link for link in links.values() if link.relation == relation]
-                if chosen:
-                    by_relation[relation] = sorted(chosen, key=lambda link: link.target.entry.title)
-            grouped[entry_id] = by_relation
-        return grouped
+        return {entry_id: _by_relation(links) for entry_id, links in found.items()}
+
+
+def _by_relation(links: dict[str, Link]) -> dict[str, list[Link]]:
+    """Links grouped by relation in page order, each group sorted by title."""
+    grouped: dict[str, list[Link]] = {}
+    for relation in RELATION_ORDER:
+        chosen = [link for link in links.values() if link.relation == relation]
+        if chosen:
+            grouped[relation] = sorted(chosen, key=lambda link: link.target.entry.title)
+    return grouped

@@ -29,15 +29,24 @@ class SourceFile:
 
 
 def read_yaml_file(
-    path: Path, root: Path | None, problems: ProblemList, within: Path
+    path: Path,
+    root: Path | None,
+    problems: ProblemList,
+    within: Path,
+    data: bytes | None = None,
 ) -> SourceFile | None:
-    """Parse one file found in the folder ``within``; record a problem (not an exception)
-    when it cannot be read as YAML."""
+    """Parse one file found in the folder ``within`` (or ``data``, its bytes already read
+    with ``read_bounded``); record a problem (not an exception) when it cannot be read as
+    YAML."""
     display = display_path(path, root)
-    try:
-        data = read_bounded(path, within=within, limit=MAX_FILE_BYTES)
-    except RefusedFile as refused:
-        problems.add(display, 0, "", refused.message)
+    if data is None:
+        try:
+            data = read_bounded(path, within=within, limit=MAX_FILE_BYTES)
+        except RefusedFile as refused:
+            problems.add(display, 0, "", refused.message)
+            return None
+    elif len(data) > MAX_FILE_BYTES:
+        problems.add(display, 0, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")
         return None
     if b"\0" in data:
         problems.add(display, 0, "", "file is binary, not YAML text")

@@ -1,58 +1,40 @@
 """Turn entry files into a checked Catalog, collecting every problem in one pass.
 
 Each file is read with ``read_bounded`` (a regular file inside the entries folder, of a
-bounded size) and converted against the model (``convert``), then checked where it lives
-and against the catalog as a whole: ids against folders and against the names the site
+bounded size), converted against the model (``convert``) and checked where it lives
+(``entry_check``, its result reused while nothing it read changed: ``entry_cache``), then
+against the catalog as a whole: ids against folders and against the names the site
 already uses (``site_names``), categories against the registry, related links, signature
 patterns against the portable dialect, their own text and the matching engine, and
 signatures claimed by two entries. ``failpedia validate``, ``mkdocs build`` and every
-other command run these same checks.
+other command run these same checks; ``check_catalog`` also says which entry files were
+left out (the drafts ``mkdocs serve`` previews).
 """
 
 from __future__ import annotations
 
 import difflib
 import gc
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.convert import convert_document
+from failpedia.catalog.entry_cache import checked_entry_file
+from failpedia.catalog.entry_check import CheckedFile, EntryChecks, reserved_problem
 from failpedia.catalog.entry_files import (
     CATEGORIES_FILENAME,
-    MAX_FILE_BYTES,
     SourceFile,
     find_entry_files,
     find_misplaced_entry_files,
     read_yaml_file,
 )
-from failpedia.catalog.model import (
-    INVERSE_RELATION,
-    SCHEMA_MODELINE,
-    Category,
-    CategoryRegistry,
-    Entry,
-)
+from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
-from failpedia.catalog.reproducer_rules import review_script
-from failpedia.catalog.signature_rules import (
-    check_pattern_reach,
-    check_signature_texts,
-    read_healthy_logs,
-)
+from failpedia.catalog.signature_rules import check_pattern_reach, read_healthy_logs
 from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
-from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.hyperscan_form import engine_refusals
-from failpedia.signatures.line_rules import LINE_CAP
-
-
-def _reserved(value: str, reserved: dict[str, str]) -> str | None:
-    if value not in reserved:
-        return None
-    return f"{value!r} is reserved: the site already uses that name for {reserved[value]}"
 
 
 def load_categories(
@@ -74,15 +56,52 @@ def load_categories(
     seen: set[str] = set()
     for index, category in enumerate(registry.categories):
         line = source.document.line_of(("categories", index, "id"))
-        field = f"categories[{index}].id"
+        where = f"categories[{index}].id"
         if category.id in seen:
-            problems.add(source.display, line, field, f"duplicate id {category.id!r}")
-        taken = _reserved(category.id, reserved or {})
+            problems.add(source.display, line, where, f"duplicate id {category.id!r}")
+        taken = reserved_problem(category.id, reserved or {})
         if taken is not None:
-            problems.add(source.display, line, field, taken)
+            problems.add(source.display, line, where, taken)
         seen.add(category.id)
     categories: list[Category] = registry.categories
     return categories
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An entry file with problems: left out of the catalog, and previewed by ``mkdocs
+    serve`` at the page its folder gives it. ``item`` is the converted entry when only a
+    later check failed, so the preview can show the rest of its page."""
+
+    path: Path
+    display_path: str
+    item: CatalogEntry | None
+
+    @property
+    def folder_id(self) -> str:
+        return self.path.parent.name
+
+    @property
+    def page_path(self) -> str:
+        """Its page's path: where its folder puts it, as for a valid entry."""
+        return f"{self.path.parent.parent.name}/{self.folder_id}.md"
+
+
+@dataclass(frozen=True)
+class CatalogCheck:
+    """The catalog of valid entries, every problem, and what was left out."""
+
+    catalog: Catalog
+    problems: ProblemList
+    drafts: list[Draft] = field(default_factory=list)
+    misplaced: list[str] = field(default_factory=list)  # entry files outside <category>/<id>/
+    checked: int = 0  # entry files read and checked anew
+    reused: int = 0  # entry files whose earlier check was reused: nothing it read changed
+
+    @property
+    def left_out(self) -> int:
+        """How many entry files the catalog leaves out for their problems."""
+        return len(self.drafts) + len(self.misplaced)
 
 
 def load_catalog(
@@ -96,12 +115,23 @@ def load_catalog(
     ``docs_dir`` holds the site's hand-written pages, whose names ids must not take;
     ``healthy_logs_dir`` the logs of healthy runs, whose lines no pattern may match.
     """
+    check = check_catalog(entries_dir, root, docs_dir, healthy_logs_dir)
+    return check.catalog, check.problems
+
+
+def check_catalog(
+    entries_dir: Path,
+    root: Path | None = None,
+    docs_dir: Path | None = None,
+    healthy_logs_dir: Path | None = None,
+) -> CatalogCheck:
+    """Load and check every entry, and say which entry files were left out."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_catalog(
+        return _check_catalog(
             entries_dir.resolve(),
             root.resolve() if root else None,
             reserved_names(docs_dir),
@@ -112,53 +142,50 @@ def load_catalog(
             gc.enable()
 
 
-def _load_catalog(
+def _check_catalog(
     entries_dir: Path, root: Path | None, reserved: dict[str, str], healthy_logs_dir: Path | None
-) -> tuple[Catalog, ProblemList]:
+) -> CatalogCheck:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
-        return Catalog([], []), problems
+        return CatalogCheck(Catalog([], []), problems)
     categories = load_categories(entries_dir, root, problems, reserved)
-    category_ids = {category.id for category in categories}
     entry_reserved = reserved | {
         category.id: f"the category {category.id!r}" for category in categories
     }
-    for path in find_misplaced_entry_files(entries_dir):
-        problems.add(
-            display_path(path, root),
-            0,
-            "",
-            "entry files belong at entries/<category>/<id>/entry.yaml",
-        )
+    checks = EntryChecks(
+        entries_dir,
+        frozenset(category.id for category in categories),
+        tuple(sorted(entry_reserved.items())),
+    )
+    misplaced = [display_path(path, root) for path in find_misplaced_entry_files(entries_dir)]
+    for display in misplaced:
+        problems.add(display, 0, "", "entry files belong at entries/<category>/<id>/entry.yaml")
 
-    checks = _EntryChecks(entries_dir, category_ids, entry_reserved)
+    files: list[tuple[Path, str, CheckedFile]] = []
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
     converted: list[tuple[CatalogEntry, SourceFile]] = []  # loaded, or with problems
     known_ids: dict[str, str] = {}
+    reused = 0
     for path in find_entry_files(entries_dir):
-        source = read_yaml_file(path, root, problems, within=entries_dir)
+        checked, was_reused = checked_entry_file(path, root, checks)
+        reused += was_reused
+        problems.extend(checked.problems)
+        display = display_path(path, root)
+        files.append((path, display, checked))
         folder_id = path.parent.name
         duplicate_of = known_ids.get(folder_id)
         if duplicate_of is not None:
-            line = source.document.line_of(("id",)) if source else 0
+            line = checked.source.document.line_of(("id",)) if checked.source else 0
             problems.add(
-                display_path(path, root),
-                line,
-                "id",
-                f"duplicate id {folder_id!r}: also used by {duplicate_of}",
+                display, line, "id", f"duplicate id {folder_id!r}: also used by {duplicate_of}"
             )
         else:
-            known_ids[folder_id] = display_path(path, root)
-        if source is None:
-            continue
-        entry = convert_document(source, Entry, problems)
-        if entry is None:
-            continue
-        item = CatalogEntry(entry, path, source.display)
-        converted.append((item, source))
-        if _check_entry(item, source, checks, problems) and duplicate_of is None:
-            loaded.append((item, source))
+            known_ids[folder_id] = display
+        if checked.item and checked.source:
+            converted.append((checked.item, checked.source))
+        if checked.passed and checked.item and checked.source and duplicate_of is None:
+            loaded.append((checked.item, checked.source))
 
     _check_links(loaded, known_ids, problems)
     _check_shared_signatures(loaded, problems)
@@ -166,112 +193,10 @@ def _load_catalog(
     _check_engine(loaded, problems)
     failed = {problem.path for problem in problems}
     catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
-    return catalog, problems
-
-
-@dataclass(frozen=True)
-class _EntryChecks:
-    """What checking one entry needs to know about the others and the site."""
-
-    entries_dir: Path
-    category_ids: set[str]
-    reserved: dict[str, str]  # names ids must not take, and what uses them
-
-
-def _check_entry(
-    item: CatalogEntry, source: SourceFile, checks: _EntryChecks, problems: ProblemList
-) -> bool:
-    """Checks that need the file's location or compile its patterns; True if all pass."""
-    category_ids = checks.category_ids
-    before = len(problems)
-    entry = item.entry
-    line = source.document.line_of
-
-    def problem(path: FieldPath, message: str) -> None:
-        problems.add(source.display, line(path), format_field_path(path), message)
-
-    if not source.text.startswith(SCHEMA_MODELINE):
-        problems.add(
-            source.display,
-            1,
-            "",
-            f"the first line must be `{SCHEMA_MODELINE}`, so that editors check the file",
-        )
-    if entry.id != item.folder.name:
-        problem(("id",), f"{entry.id!r} must equal the folder name {item.folder.name!r}")
-    taken = _reserved(entry.id, checks.reserved)
-    if taken is not None:
-        problem(("id",), taken)
-    if entry.category != item.folder.parent.name:
-        problem(
-            ("category",),
-            f"{entry.category!r} must equal the category folder {item.folder.parent.name!r}",
-        )
-    if category_ids and entry.category not in category_ids:
-        known = ", ".join(sorted(category_ids))
-        problem(("category",), f"unknown category {entry.category!r}; known: {known}")
-    script = entry.reproducer.script
-    try:
-        code = read_bounded(item.folder / script, within=checks.entries_dir, limit=MAX_FILE_BYTES)
-    except RefusedFile as refused:
-        if refused.missing:
-            problem(("reproducer", "script"), f"{script} not found in the entry folder")
-        else:
-            problem(("reproducer", "script"), f"{script}: {refused.message}")
-    else:
-        _check_script(item, code, problem)
-    for index, signature in enumerate(entry.signatures):
-        path: FieldPath = ("signatures", index, "pattern")
-        try:
-            compiled = compile_pattern(signature.pattern)
-        except PatternError as error:
-            problem(path, str(error))
-            continue
-        # Matched as a log line is: on its first LINE_CAP characters.
-        text_lines = signature.text.splitlines()
-        if not any(compiled.search(text_line[:LINE_CAP]) for text_line in text_lines):
-            capped = any(len(text_line) > LINE_CAP for text_line in text_lines)
-            problem(
-                path,
-                "does not match any line of its own signature text"
-                + (
-                    f" (within the first {LINE_CAP} characters of a line, as logs are matched)"
-                    if capped
-                    else ""
-                ),
-            )
-        item.patterns.append(compiled)
-    for index, related in enumerate(entry.related):
-        if related.id == entry.id:
-            problem(("related", index, "id"), "an entry cannot be related to itself")
-    check_signature_texts(item, source, problems)
-    return len(problems) == before
-
-
-def _check_script(
-    item: CatalogEntry, code: bytes, problem: Callable[[FieldPath, str], None]
-) -> None:
-    """The reproducer against the proof contract (``reproducer_rules``); keeps its regions."""
-    entry = item.entry
-    script = entry.reproducer.script
-    try:
-        text = code.decode("utf-8")
-    except UnicodeDecodeError as error:
-        problem(("reproducer", "script"), f"{script}: not UTF-8 ({error.reason})")
-        return
-    siblings = frozenset(path.stem for path in item.folder.glob("*.py"))
-    review = review_script(text, entry.reproducer.requirements, siblings)
-    item.fix_code, item.check_code = review.fix_code, review.check_code
-    for found in review.problems:
-        where = f"{script}:{found.line}" if found.line else script
-        problem(("reproducer", "script"), f"{where}: {found.message}")
-    first_code = entry.fix[0].code if entry.fix else None
-    if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
-        problem(
-            ("fix", 0, "code"),
-            f"differs from the fix region of {script}; the page shows the region (the code "
-            "that was proved), so make them equal or leave it out",
-        )
+    drafts = [
+        Draft(path, display, checked.item) for path, display, checked in files if display in failed
+    ]
+    return CatalogCheck(catalog, problems, drafts, misplaced, len(files) - reused, reused)
 
 
 def _check_links(

@@ -56,9 +56,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     problems.extend(record_problems)
     if problems:
         return report_problems(problems)
-    pages = render_site(
+    site = render_site(
         catalog, settings.templates_dir, SiteSettings(settings.edit_base, settings.repo_url), proofs
     )
+    pages = site.pages
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")

@@ -1,10 +1,12 @@
-"""Where ``diagnose`` and ``explain`` get the signature index and the entry texts: a file
-given, the package's data (wheel installs), or the catalog of a checkout compiled now."""
+"""Where ``diagnose``, ``explain``, ``run`` and ``report`` get the signature index and the
+entry texts: a file given, the package's data (wheel installs), or the catalog of a
+checkout compiled now, from its valid entries (a draft being written does not stop them)."""
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,25 +42,50 @@ def source_tree_root() -> Path | None:
 
 
 def compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
-    """Load and check the catalog in ``entries_dir`` (and the settings of its project:
-    the site and repository URLs); refuse it with every problem listed. A command that
-    needs both the index and the entry texts (``explain``) loads the folder once."""
+    """The valid entries of ``entries_dir`` (and the settings of its project: the site and
+    repository URLs).
+
+    Entries with problems are left out, with one warning on stderr: a draft in a checkout
+    must not stop ``diagnose``, ``explain`` or ``run``; ``failpedia validate`` is strict.
+    Refused, with every problem listed, only when no valid entry is left. A command that
+    needs both the index and the entry texts (``explain``) loads the folder once, and
+    warns once.
+    """
     return _compile_catalog(entries_dir.resolve())
+
+
+# Ids of entries that a catalog compiled in this process left out for their problems.
+_left_out_ids: set[str] = set()
 
 
 @functools.cache
 def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
-    from failpedia.catalog.validate import load_catalog
+    from failpedia.catalog.validate import check_catalog
     from failpedia.settings import read_settings
 
     root = entries_dir.parent
     settings = read_settings(root)
-    catalog, problems = load_catalog(
-        entries_dir, root, settings.docs_dir, settings.healthy_logs_dir
-    )
-    if problems:
+    check = check_catalog(entries_dir, root, settings.docs_dir, settings.healthy_logs_dir)
+    problems = check.problems
+    if problems and not check.catalog.entries:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
-    return catalog, settings
+    if problems:
+        print(f"warning: {_left_out_text(check.left_out, len(problems))}", file=sys.stderr)
+        _left_out_ids.update(draft.folder_id for draft in check.drafts)
+    return check.catalog, settings
+
+
+def _left_out_text(left_out: int, problems: int) -> str:
+    if left_out == 1:
+        return "1 entry with problems was left out; `failpedia validate` lists why"
+    if left_out:
+        return f"{left_out} entries with problems were left out; `failpedia validate` lists why"
+    return f"{problems} problem(s) in the entries folder; `failpedia validate` lists them"
+
+
+def was_left_out(entry_id: str) -> bool:
+    """Whether a catalog compiled here left out an entry with this id for its problems."""
+    return entry_id in _left_out_ids
 
 
 def _checkout_entries() -> Path:

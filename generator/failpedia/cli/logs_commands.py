@@ -60,6 +60,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2
     entry = texts.get(args.id)
+    if entry is None and index_source.was_left_out(args.id):
+        print(
+            f"failpedia explain: entry {args.id!r} has problems; `failpedia validate` lists them",
+            file=sys.stderr,
+        )
+        return 2
     if entry is None:
         close = difflib.get_close_matches(args.id, list(texts), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""

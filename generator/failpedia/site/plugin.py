@@ -3,7 +3,11 @@ add them, with ``signatures.json``, to the build; refuse a generated page whose 
 holds what no entry text may make (``page_guard``).
 
 Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
-so edits to entries and templates (both watched) show up without a restart.
+so edits to entries and templates (both watched) show up without a restart. A build
+refuses a catalog with any problem; serve previews it instead (``preview``): drafts get
+pages that show their problems (``draft_pages``). Unchanged entries are neither checked
+(``catalog.entry_cache``) nor rendered (``page_cache``) again, and with ``--dirty`` mkdocs
+rebuilds only the pages whose Markdown changed (``generated_pages``).
 """
 
 from __future__ import annotations
@@ -11,25 +15,31 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
-from mkdocs.plugins import BasePlugin
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
 
 from failpedia.catalog.index_build import build_index
-from failpedia.catalog.validate import load_catalog
+from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.validate import check_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
+from failpedia.site.draft_pages import render_drafts
+from failpedia.site.generated_pages import page_files, remember_built
 from failpedia.site.page_guard import page_problem
 from failpedia.site.plugin_config import FailpediaConfig
+from failpedia.site.preview import blocking_problems, warn_in_terminal
 from failpedia.site.proof import load_proofs
 from failpedia.site.render import RenderedPage, SiteSettings, render_site
+
+log = get_plugin_logger(__name__)
 
 
 def fill_nav_section(nav: list[Any] | None, title: str, pages: list[dict[str, str]]) -> bool:
@@ -45,6 +55,11 @@ def fill_nav_section(nav: list[Any] | None, title: str, pages: list[dict[str, st
     return False
 
 
+def _refusal(problems: ProblemList) -> PluginError:
+    count = len(problems)
+    return PluginError(f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}")
+
+
 class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         self.pages: list[RenderedPage] = []
@@ -52,28 +67,47 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.generated: dict[str, RenderedPage] = {}
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
+        self.previewing = False
+
+    def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
+        # `mkdocs serve` previews drafts; build, gh-deploy and `serve --clean` stay strict.
+        self.previewing = command == "serve"
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
         self.settings = settings = settings_from_options(
             root, dict(self.config), config.site_url, config.repo_url, config.docs_dir
         )
-        catalog, problems = load_catalog(
+        check = check_catalog(
             settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
         )
+        catalog = check.catalog
         proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
-        problems.extend(record_problems)
-        if problems:
-            count = len(problems)
-            raise PluginError(
-                f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}"
+        problems = ProblemList([*check.problems, *record_problems])
+        if problems and not self.previewing:
+            raise _refusal(problems)
+        if blocking_problems(check, record_problems):
+            raise _refusal(problems)
+        warn_in_terminal(problems, check)
+        site_settings = SiteSettings(settings.edit_base, settings.repo_url)
+        site = render_site(catalog, settings.templates_dir, site_settings, proofs)
+        drafts = (
+            render_drafts(
+                check.drafts,
+                problems,
+                catalog,
+                settings.templates_dir,
+                site_settings,
+                settings.records_dir,
             )
-        self.pages = render_site(
-            catalog,
-            settings.templates_dir,
-            SiteSettings(settings.edit_base, settings.repo_url),
-            proofs,
+            if check.drafts
+            else []
         )
+        log.debug(
+            f"entry files: {check.checked} read and checked, {check.reused} unchanged; "
+            f"entry pages: {site.rendered} rendered, {site.reused} unchanged"
+        )
+        self.pages = [*site.pages, *drafts]
         if self.config.nav_section:
             # The theme prints navigation titles as HTML.
             pages = [
@@ -95,15 +129,8 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                 raise PluginError(
                     f"docs/{page.path} collides with a generated page; rename or remove it"
                 )
-            in_nav = page.path in ("index.md", "coverage.md") or page.path.endswith("/index.md")
-            files.append(
-                File.generated(
-                    config,
-                    page.path,
-                    content=page.markdown,
-                    inclusion=InclusionLevel.INCLUDED if in_nav else InclusionLevel.NOT_IN_NAV,
-                )
-            )
+        for file in page_files(config, self.pages):
+            files.append(file)
         # The log page matches pasted logs in the browser against this file.
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         return files
@@ -129,6 +156,9 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         if page.file.src_uri in self.edit_urls:
             page.edit_url = self.edit_urls[page.file.src_uri]
         return context
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        remember_built(config, self.pages)
 
     def on_serve(
         self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]

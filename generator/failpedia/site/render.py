@@ -13,10 +13,11 @@ from pathlib import Path
 
 import jinja2
 
-from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry
+from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry, Link
 from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
-from failpedia.site.proof import Proof, coverage
+from failpedia.site.page_cache import page_key, reuse_or_render, templates_key
+from failpedia.site.proof import Proof, coverage, proof_for
 
 ROLE_TEXT = {
     "initiating": "initiates a failure",
@@ -90,17 +91,97 @@ def relative_link(from_page: str, to_page: str) -> str:
     return os.path.relpath(to_page, start).replace(os.sep, "/")
 
 
+@dataclass(frozen=True)
+class RenderedSite:
+    """Every generated page, and how many entry pages were rendered anew or reused."""
+
+    pages: list[RenderedPage]
+    rendered: int = 0
+    reused: int = 0
+
+
+@dataclass(frozen=True)
+class PageTemplates:
+    """The jinja2 environment of a templates folder and a digest of its files."""
+
+    environment: jinja2.Environment
+    key: str
+
+    @classmethod
+    def load(cls, templates_dir: Path) -> PageTemplates:
+        return cls(make_environment(templates_dir), templates_key(templates_dir))
+
+
+def render_entry_page(
+    templates: PageTemplates,
+    catalog: Catalog,
+    item: CatalogEntry,
+    settings: SiteSettings,
+    proof: Proof,
+    links: dict[str, list[Link]],
+) -> tuple[RenderedPage, bool]:
+    """One entry's page (``item`` need not be in ``catalog``: a draft's is rendered with
+    the catalog around it), reused when nothing it shows changed; and whether it was."""
+    edit_url = settings.edit_url(item)
+    wrong_entry_url = settings.wrong_entry_url(item)
+    others = [other for other in catalog.in_category(item.entry.category) if other is not item]
+    more = others[:MORE_IN_CATEGORY]
+    category = catalog.category_by_id[item.entry.category]
+    key = page_key(
+        "entry.md.j2",
+        templates.key,
+        item.source_key,
+        item.display_path,
+        edit_url,
+        wrong_entry_url,
+        proof,
+        category,
+        [
+            (
+                relation,
+                [(link.target.page_path, link.target.entry.title, link.note) for link in group],
+            )
+            for relation, group in links.items()
+        ],
+        [(other.page_path, other.entry.title) for other in more],
+        len(others),
+    )
+
+    def render() -> str:
+        return templates.environment.get_template("entry.md.j2").render(
+            item=item,
+            entry=item.entry,
+            search_terms=search_terms(item),
+            proof=proof,
+            coverage_link=relative_link(item.page_path, "coverage.md"),
+            diagnose_link=relative_link(item.page_path, "diagnose.md"),
+            category=category,
+            links=links,
+            more=more,
+            more_count=len(others),
+            edit_url=edit_url,
+            wrong_entry_url=wrong_entry_url,
+            link=lambda target: relative_link(item.page_path, target.page_path),
+            category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
+        )
+
+    if not item.source_key:  # not from the loader: nothing says when its files change
+        return RenderedPage(item.page_path, render(), edit_url, item.display_path), False
+    markdown, reused = reuse_or_render(item.page_path, key, render)
+    return RenderedPage(item.page_path, markdown, edit_url, item.display_path), reused
+
+
 def render_site(
     catalog: Catalog,
     templates_dir: Path,
     settings: SiteSettings,
     proofs: dict[str, Proof] | None = None,
-) -> list[RenderedPage]:
-    """Every generated page: home, coverage, one per category, one per entry."""
+) -> RenderedSite:
+    """Every generated page: home, coverage, one per category, one per entry (each entry
+    page reused from earlier renders in this process when nothing it shows changed)."""
     proofs = proofs or {}
-    unproved = Proof("not-proved", "Not yet proved")
-    environment = make_environment(templates_dir)
-    entry_template = environment.get_template("entry.md.j2")
+    templates = PageTemplates.load(templates_dir)
+    environment = templates.environment
     category_template = environment.get_template("category.md.j2")
     home_template = environment.get_template("home.md.j2")
     coverage_template = environment.get_template("coverage.md.j2")
@@ -138,33 +219,15 @@ def render_site(
                 ),
             )
         )
+    reused = 0
     for item in catalog.entries:
-        edit_url = settings.edit_url(item)
-        others = [other for other in catalog.in_category(item.entry.category) if other is not item]
-        pages.append(
-            RenderedPage(
-                item.page_path,
-                entry_template.render(
-                    item=item,
-                    entry=item.entry,
-                    search_terms=search_terms(item),
-                    proof=proofs.get(item.entry.id, unproved),
-                    coverage_link=relative_link(item.page_path, "coverage.md"),
-                    diagnose_link=relative_link(item.page_path, "diagnose.md"),
-                    category=catalog.category_by_id[item.entry.category],
-                    links=catalog.links(item.entry.id),
-                    more=others[:MORE_IN_CATEGORY],
-                    more_count=len(others),
-                    edit_url=edit_url,
-                    wrong_entry_url=settings.wrong_entry_url(item),
-                    link=lambda target, page=item.page_path: relative_link(page, target.page_path),
-                    category_link=relative_link(item.page_path, f"{item.entry.category}/index.md"),
-                ),
-                edit_url=edit_url,
-                source=item.display_path,
-            )
+        proof = proofs.get(item.entry.id) or proof_for(None)
+        page, was_reused = render_entry_page(
+            templates, catalog, item, settings, proof, catalog.links(item.entry.id)
         )
-    return pages
+        pages.append(page)
+        reused += was_reused
+    return RenderedSite(pages, len(catalog.entries) - reused, reused)
 
 
 def write_pages(pages: list[RenderedPage], out_dir: Path) -> None:
