@@ -84,7 +84,8 @@ def diagnose(case: Case, root: Path = ROOT, python: str = sys.executable) -> lis
         log = Path(folder) / f"{case.name}.log"
         log.write_text(case.excerpt, encoding="utf-8")
         done = subprocess.run(
-            [python, "-m", "failpedia.cli", "--root", str(root), "diagnose", "--json", str(log)],
+            [python, "-m", "failpedia.cli", "diagnose", "--json"]
+            + ["--entries", str(root / "entries"), str(log)],
             capture_output=True,
             text=True,
             check=False,
