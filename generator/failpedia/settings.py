@@ -19,6 +19,7 @@ DEFAULT_ENTRIES_DIR = "entries"
 DEFAULT_TEMPLATES_DIR = "templates"
 DEFAULT_RECORDS_DIR = "verification"
 DEFAULT_DOCS_DIR = "docs"  # mkdocs' own default
+DEFAULT_HEALTHY_LOGS_DIR = "tests/healthy_logs"  # lines of healthy runs no pattern may match
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ProjectSettings:
     edit_base: str | None
     docs_dir: Path  # the hand-written pages, whose names entry ids must not take
     repo_url: str | None = None  # mkdocs.yml's repo_url: where issues and pull requests go
+    healthy_logs_dir: Path | None = None  # logs of healthy runs, whose lines no pattern matches
 
 
 def default_edit_base(repo_url: str | None) -> str | None:
@@ -71,6 +73,7 @@ def settings_from_options(
             root / (docs_dir if isinstance(docs_dir, str) and docs_dir else DEFAULT_DOCS_DIR)
         ).resolve(),
         repo_url=repo_url.rstrip("/") if isinstance(repo_url, str) and repo_url else None,
+        healthy_logs_dir=folder("healthy_logs_dir", DEFAULT_HEALTHY_LOGS_DIR),
     )
 
 

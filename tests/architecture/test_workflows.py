@@ -73,8 +73,29 @@ def all_jobs() -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
 
 
 def test_the_workflows_exist() -> None:
-    assert {path.name for path in WORKFLOWS} >= {"checks.yml", "gpu.yml", "pages.yml"}
+    assert {path.name for path in WORKFLOWS} >= {
+        "checks.yml",
+        "gpu.yml",
+        "links.yml",
+        "pages.yml",
+    }
     assert any(self_hosted(job) for _, _, job, _ in all_jobs()), "no self-hosted job left"
+
+
+def test_the_built_sites_links_are_checked_on_a_schedule() -> None:
+    workflow = load(WORKFLOWS[0].parent / "links.yml")
+    assert "schedule" in triggers(workflow)
+    (job,) = workflow["jobs"].values()
+    assert steps_running(job, "mkdocs build --strict --site-dir site")
+    checker = [step for step in job["steps"] if "lychee-action" in step.get("uses", "")]
+    assert checker and "site/**/*.html" in checker[0]["with"]["args"]
+
+
+def test_gpu_proofs_are_spread_over_shares_of_the_catalog() -> None:
+    job = load(WORKFLOWS[0].parent / "gpu.yml")["jobs"]["verify"]
+    shares = job["strategy"]["matrix"]["shard"]
+    (step,) = steps_running(job, "scripts/verify-gpu.sh")
+    assert f'--shard "${{{{ matrix.shard }}}}/{len(shares)}"' in step["run"]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda path: path.name)

@@ -101,6 +101,11 @@ def test_new_entry_passes_once_the_todos_are_filled(root):
         text = text.replace(old, new)
     text = text.replace("TODO", "Filled in")
     entry_file(root, NEW).write_text(text, encoding="utf-8")
+    script = entry_file(root, NEW).with_name("repro.py")
+    check = "# TODO: assert the result equals a reference"
+    source = script.read_text(encoding="utf-8")
+    assert source.count(check) == 1
+    script.write_text(source.replace(check, "assert widgets == 9  #"), encoding="utf-8")
     result = run_cli(root, "validate")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "4 entries in 2 categories: no problems.\n"

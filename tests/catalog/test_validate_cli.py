@@ -243,7 +243,7 @@ def test_wrong_type_or_value(root, prefix, new, field, message):
         # Drop the list items that followed `affects:`.
         text = replace_in_entry(root, LIMIT, "xaffects:\n  - The widget factory\n", "")
     if new == "  - Build":
-        text = replace_in_entry(root, LIMIT, "    code: build(widgets[:limit])\n", "")
+        text = replace_in_entry(root, LIMIT, "    code: built = build(widgets[:limit])\n", "")
     bad_line = line_of(text, new.splitlines()[0])
     _, lines = validate(root)
     assert lines == [f"{LIMIT_FILE}:{bad_line}: {field}: {message}"]
@@ -616,8 +616,8 @@ def test_raw_html_in_markdown_field(root, old, new, field, tag):
             "  ~~~~\n  <span>\n  ~~~~\n\n  Then it stops.",
         ),
         (
-            "    code: build(widgets[:limit])",
-            "    code: build(widgets[:limit])\n  - text: Or render it.\n"
+            "    code: built = build(widgets[:limit])",
+            "    code: built = build(widgets[:limit])\n  - text: Or render it.\n"
             "    code: html = '<b>verbatim</b>'",
         ),
         ("summary: The factory refuses", "summary: The factory refuses when x < 3 or a<=b, more"),
@@ -833,11 +833,11 @@ def test_reproducer_must_mark_its_fix_region(root):
 
 def test_first_fix_code_must_be_the_proved_region(root):
     text = replace_in_entry(
-        root, LIMIT, "    code: build(widgets[:limit])", "    code: build(widgets)"
+        root, LIMIT, "    code: built = build(widgets[:limit])", "    code: built = build(widgets)"
     )
     _, lines = validate(root)
     assert lines == [
-        f"{LIMIT_FILE}:{line_of(text, 'code: build(widgets)')}: fix[0].code: differs from the "
-        "fix region of repro.py; the page shows the region (the code that was proved), so make "
-        "them equal or leave it out"
+        f"{LIMIT_FILE}:{line_of(text, 'code: built = build(widgets)')}: fix[0].code: "
+        "differs from the fix region of repro.py; the page shows the region (the code that "
+        "was proved), so make them equal or leave it out"
     ]

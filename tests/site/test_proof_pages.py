@@ -115,3 +115,14 @@ def test_corrupt_record_is_a_problem_not_a_traceback(root: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("verification/widget-limit.json: not valid JSON")
     assert "Traceback" not in result.stderr
+
+
+def test_a_proof_of_another_version_of_the_reproducer_is_stale(root: Path) -> None:
+    verified = run_cli(root, "verify", "widget-limit", timeout=120)
+    assert verified.returncode == 0, verified.stderr
+    assert "**[Proved on CPU](#proof)**" in _render(root)
+    script = root / "entries" / "widgets" / "widget-limit" / "repro.py"
+    script.write_text(script.read_text(encoding="utf-8") + "\nprint('done')\n", encoding="utf-8")
+    page = _render(root)
+    assert "**[Stale: the reproducer changed after it was proved](#proof)**" in page
+    assert "reproducer or patterns changed after the last verification" in page

@@ -120,8 +120,9 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         text = page.read_text(encoding="utf-8")
         text = text[text.index("<article") : text.index("</article>")]
         # The answer first: quick answer, the fix, then why and how to confirm.
-        headings = ["Quick answer</p>", 'id="fix"', 'id="what-happens"', 'id="confirm-it"']
-        headings += ['id="affects"', 'id="full-messages"', 'id="proof"', 'id="reproducer"']
+        headings = ["Quick answer</p>", 'id="fix"', 'id="how-the-fix-was-checked"']
+        headings += ['id="what-happens"', 'id="confirm-it"', 'id="affects"']
+        headings += ['id="full-messages"', 'id="proof"', 'id="reproducer"']
         positions = [text.find(heading) for heading in headings]
         assert all(position >= 0 for position in positions), (item.entry.id, positions)
         assert positions == sorted(positions), item.entry.id

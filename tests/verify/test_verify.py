@@ -49,6 +49,9 @@ EXPECTED_VERDICTS = {
     "writes-cwd": "proved",
     "needs-cuda": "skipped",
     "needs-missing-pkg": "skipped",
+    "check-skipped": "fix-failed",
+    "check-fails": "fix-failed",
+    "imports-missing": "harness-error",
 }
 SKIPPED = {"needs-cuda", "needs-missing-pkg"}
 
@@ -96,6 +99,29 @@ def test_verdicts(full_run: Run) -> None:
     assert verdicts == EXPECTED_VERDICTS, full_run.process.stderr
 
 
+def test_the_check_region_must_run_to_its_end_and_pass(full_run: Run) -> None:
+    """A fixed mode that exits 0 before its check, or whose check fails, proves nothing;
+    a proof says that its check passed."""
+    assert full_run.result("check-skipped")["reason"] == (
+        "fixed mode exited 0 but did not run its check region to the end"
+    )
+    assert full_run.result("check-skipped")["fixed"]["check_passed"] is False
+    failing = full_run.result("check-fails")
+    assert failing["reason"] == "fixed mode exited 1"
+    assert failing["fixed"]["check_passed"] is False
+    proved = full_run.result("proves")
+    assert proved["fixed"]["check_passed"] is True
+    assert proved["reason"].endswith("fixed mode exited 0 without it, and its check passed")
+
+
+def test_a_missing_module_is_a_harness_error_naming_it(full_run: Run) -> None:
+    assert full_run.result("imports-missing")["reason"] == (
+        "broken mode stopped at ModuleNotFoundError: no module named "
+        "'failpedia_fixture_gearbox_helpers'; install it, or declare its package in "
+        "reproducer.requirements"
+    )
+
+
 def test_any_failure_exits_1(full_run: Run) -> None:
     assert full_run.process.returncode == 1
 
@@ -106,9 +132,9 @@ def test_json_document(full_run: Run) -> None:
     assert document["counts"] == {
         "proved": 4,
         "not-reproduced": 2,
-        "fix-failed": 3,
+        "fix-failed": 5,
         "timed-out": 1,
-        "harness-error": 0,
+        "harness-error": 1,
         "skipped": 2,
     }
     environment = document["environment"]

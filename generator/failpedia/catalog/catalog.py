@@ -27,6 +27,7 @@ class CatalogEntry:
     display_path: str
     patterns: list[CompiledPattern] = field(default_factory=list)
     fix_code: str | None = None  # the marked fix region of the reproducer, what was proved
+    check_code: str | None = None  # its check region: how the fixed result was checked
     # Digests of the entry file and its reproducer: what the entry's page depends on in
     # its own folder (set by the loader; part of the key of a rendered page).
     source_key: str = ""

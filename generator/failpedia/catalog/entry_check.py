@@ -1,8 +1,9 @@
 """Check one entry file on its own: read it (``read_bounded``), parse it, convert it
 against the model, and run the checks that need only its folder, its reproducer, the
 category registry and the names the site reserves (id and category against the folders
-and the reserved names, the fix region, signature patterns against the dialect and their
-own text). ``validate`` adds the checks across entries.
+and the reserved names, the reproducer against the proof contract, signature patterns
+against the dialect and their own text, signature texts without machine paths).
+``validate`` adds the checks across entries.
 
 What one file's check reads besides the file itself (its reproducer) is recorded, so a
 cached result can tell when it no longer holds (``entry_cache``).
@@ -11,6 +12,7 @@ cached result can tell when it no longer holds (``entry_cache``).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from failpedia.catalog.convert import convert_document
 from failpedia.catalog.entry_files import MAX_FILE_BYTES, SourceFile, read_yaml_file
 from failpedia.catalog.model import SCHEMA_MODELINE, Entry
 from failpedia.catalog.problems import Problem, ProblemList
-from failpedia.catalog.regions import FixRegionError, extract_fix_region
+from failpedia.catalog.reproducer_rules import review_script
+from failpedia.catalog.signature_rules import check_signature_texts
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.line_rules import LINE_CAP
@@ -147,17 +150,7 @@ def _check_entry(
         else:
             problem(("reproducer", "script"), f"{script_name}: {script.message}")
     else:
-        try:
-            item.fix_code = extract_fix_region(script.decode("utf-8"))
-        except (FixRegionError, UnicodeDecodeError) as error:
-            problem(("reproducer", "script"), f"{script_name}: {error}")
-        first_code = entry.fix[0].code if entry.fix else None
-        if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
-            problem(
-                ("fix", 0, "code"),
-                f"differs from the fix region of {script_name}; the page shows "
-                "the region (the code that was proved), so make them equal or leave it out",
-            )
+        _check_script(item, script, problem)
     for index, signature in enumerate(entry.signatures):
         path: FieldPath = ("signatures", index, "pattern")
         try:
@@ -182,4 +175,31 @@ def _check_entry(
     for index, related in enumerate(entry.related):
         if related.id == entry.id:
             problem(("related", index, "id"), "an entry cannot be related to itself")
+    check_signature_texts(item, source, problems)
     return len(problems) == before
+
+
+def _check_script(
+    item: CatalogEntry, code: bytes, problem: Callable[[FieldPath, str], None]
+) -> None:
+    """The reproducer against the proof contract (``reproducer_rules``); keeps its regions."""
+    entry = item.entry
+    script = entry.reproducer.script
+    try:
+        text = code.decode("utf-8")
+    except UnicodeDecodeError as error:
+        problem(("reproducer", "script"), f"{script}: not UTF-8 ({error.reason})")
+        return
+    siblings = frozenset(path.stem for path in item.folder.glob("*.py"))
+    review = review_script(text, entry.reproducer.requirements, siblings)
+    item.fix_code, item.check_code = review.fix_code, review.check_code
+    for found in review.problems:
+        where = f"{script}:{found.line}" if found.line else script
+        problem(("reproducer", "script"), f"{where}: {found.message}")
+    first_code = entry.fix[0].code if entry.fix else None
+    if item.fix_code and first_code and first_code.strip() != item.fix_code.strip():
+        problem(
+            ("fix", 0, "code"),
+            f"differs from the fix region of {script}; the page shows the region (the code "
+            "that was proved), so make them equal or leave it out",
+        )

@@ -60,7 +60,8 @@ def build_entry_texts(catalog: Catalog) -> dict[str, Any]:
     return {
         "format": INDEX_FORMAT,
         "entries": {
-            item.entry.id: dataclasses.asdict(item.entry) | {"fix_code": item.fix_code}
+            item.entry.id: dataclasses.asdict(item.entry)
+            | {"fix_code": item.fix_code, "check_code": item.check_code}
             for item in catalog.entries
         },
     }

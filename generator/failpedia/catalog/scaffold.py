@@ -36,16 +36,27 @@ REPRO_TEMPLATE = '''\
 """Reproducer for {entry_id}.
 
 `python repro.py` must print the failure's signature; `python repro.py --fixed` must not,
-and must exit 0. The code between the fix markers is what `--fixed` runs.
+and must exit 0. Every difference between the two modes lies between the fix markers
+(the entry's page shows that code); the check region asserts that the fixed program still
+computes what it should, against a reference, and runs the same way in both modes.
 """
 
 import sys
 
 FIXED = "--fixed" in sys.argv[1:]
 
+# TODO: build the small program that fails
+
+if FIXED:
 # --- fix: start
-# TODO: the code that fixes the failure; the entry's page shows this region
+    pass  # TODO: the code that fixes the failure
 # --- fix: end
+
+# TODO: the work that fails without the fix
+
+# --- check: start
+# TODO: assert the result equals a reference, e.g. torch.testing.assert_close(out, expected)
+# --- check: end
 
 raise SystemExit("TODO: write the reproducer")
 '''

@@ -31,6 +31,7 @@ from failpedia.catalog.entry_files import (
 )
 from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.signature_rules import check_pattern_reach, read_healthy_logs
 from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.hyperscan_form import engine_refusals
@@ -104,18 +105,25 @@ class CatalogCheck:
 
 
 def load_catalog(
-    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+    entries_dir: Path,
+    root: Path | None = None,
+    docs_dir: Path | None = None,
+    healthy_logs_dir: Path | None = None,
 ) -> tuple[Catalog, ProblemList]:
     """Load and check every entry; the catalog holds only entries without problems.
 
-    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take.
+    ``docs_dir`` holds the site's hand-written pages, whose names ids must not take;
+    ``healthy_logs_dir`` the logs of healthy runs, whose lines no pattern may match.
     """
-    check = check_catalog(entries_dir, root, docs_dir)
+    check = check_catalog(entries_dir, root, docs_dir, healthy_logs_dir)
     return check.catalog, check.problems
 
 
 def check_catalog(
-    entries_dir: Path, root: Path | None = None, docs_dir: Path | None = None
+    entries_dir: Path,
+    root: Path | None = None,
+    docs_dir: Path | None = None,
+    healthy_logs_dir: Path | None = None,
 ) -> CatalogCheck:
     """Load and check every entry, and say which entry files were left out."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
@@ -124,14 +132,19 @@ def check_catalog(
     gc.disable()
     try:
         return _check_catalog(
-            entries_dir.resolve(), root.resolve() if root else None, reserved_names(docs_dir)
+            entries_dir.resolve(),
+            root.resolve() if root else None,
+            reserved_names(docs_dir),
+            healthy_logs_dir,
         )
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check_catalog(entries_dir: Path, root: Path | None, reserved: dict[str, str]) -> CatalogCheck:
+def _check_catalog(
+    entries_dir: Path, root: Path | None, reserved: dict[str, str], healthy_logs_dir: Path | None
+) -> CatalogCheck:
     problems = ProblemList()
     if not entries_dir.is_dir():
         problems.add(display_path(entries_dir, root), 0, "", "entries folder does not exist")
@@ -151,6 +164,7 @@ def _check_catalog(entries_dir: Path, root: Path | None, reserved: dict[str, str
 
     files: list[tuple[Path, str, CheckedFile]] = []
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
+    converted: list[tuple[CatalogEntry, SourceFile]] = []  # loaded, or with problems
     known_ids: dict[str, str] = {}
     reused = 0
     for path in find_entry_files(entries_dir):
@@ -168,11 +182,14 @@ def _check_catalog(entries_dir: Path, root: Path | None, reserved: dict[str, str
             )
         else:
             known_ids[folder_id] = display
+        if checked.item and checked.source:
+            converted.append((checked.item, checked.source))
         if checked.passed and checked.item and checked.source and duplicate_of is None:
             loaded.append((checked.item, checked.source))
 
     _check_links(loaded, known_ids, problems)
     _check_shared_signatures(loaded, problems)
+    check_pattern_reach(converted, read_healthy_logs(healthy_logs_dir, root, problems), problems)
     _check_engine(loaded, problems)
     failed = {problem.path for problem in problems}
     catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])

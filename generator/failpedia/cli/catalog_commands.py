@@ -49,7 +49,9 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     settings = project_settings(args)
-    catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
+    catalog, problems = load_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
     proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
     problems.extend(record_problems)
     if problems:

@@ -65,17 +65,18 @@ def _compile_catalog(entries_dir: Path) -> tuple[Catalog, ProjectSettings]:
 
     root = entries_dir.parent
     settings = read_settings(root)
-    check = check_catalog(entries_dir, root, settings.docs_dir)
+    check = check_catalog(entries_dir, root, settings.docs_dir, settings.healthy_logs_dir)
     problems = check.problems
     if problems and not check.catalog.entries:
         raise IndexUnavailable(f"{len(problems)} problem(s) in entries:\n{problems.report()}")
     if problems:
-        print(f"warning: {_left_out_text(check.left_out, len(problems))}", file=sys.stderr)
+        print(f"warning: {left_out_text(check.left_out, len(problems))}", file=sys.stderr)
         _left_out_ids.update(draft.folder_id for draft in check.drafts)
     return check.catalog, settings
 
 
-def _left_out_text(left_out: int, problems: int) -> str:
+def left_out_text(left_out: int, problems: int) -> str:
+    """The one warning a command that uses the valid entries gives about the others."""
     if left_out == 1:
         return "1 entry with problems was left out; `failpedia validate` lists why"
     if left_out:

@@ -49,6 +49,13 @@ exit codes:
 """
 
 
+def _shard(value: str) -> tuple[int, int]:
+    index, _, count = value.partition("/")
+    if not (index.isdigit() and count.isdigit()) or not 1 <= int(index) <= int(count):
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {value!r}")
+    return int(index), int(count)
+
+
 def _jobs(text: str) -> int:
     try:
         value = int(text)
@@ -138,7 +145,32 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="do not write verification/<id>.json",
     )
+    verify.add_argument(
+        "--records",
+        metavar="DIR",
+        help="write records to DIR instead of the project's records folder (to copy them "
+        "back from another machine)",
+    )
+    verify.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="only the I-th of N stable shares of the selected entries (1 <= I <= N), so N "
+        "machines can split a catalog; an entry stays in its share as others are added",
+    )
     verify.set_defaults(handler=_verify)
+    merge = commands.add_parser(
+        "merge-records",
+        help="add records made elsewhere (verify --records DIR) to the project's records",
+    )
+    merge.add_argument("source", metavar="DIR", help="a folder of records (<id>.json)")
+    merge.add_argument(
+        "destination",
+        nargs="?",
+        metavar="DEST",
+        help="the records folder to update (default: the project's, verification/)",
+    )
+    merge.set_defaults(handler=_merge_records)
     index = commands.add_parser(
         "index", help="write signatures.json and entries.json (what the wheel ships)"
     )
@@ -274,6 +306,12 @@ def _verify(args: argparse.Namespace) -> int:
     from failpedia.cli.verify_command import cmd_verify
 
     return cmd_verify(args)
+
+
+def _merge_records(args: argparse.Namespace) -> int:
+    from failpedia.cli.verify_command import cmd_merge_records
+
+    return cmd_merge_records(args)
 
 
 def _diagnose(args: argparse.Namespace) -> int:

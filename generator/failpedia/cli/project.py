@@ -9,7 +9,8 @@ from pathlib import Path
 
 from failpedia.catalog.catalog import Catalog
 from failpedia.catalog.problems import ProblemList
-from failpedia.catalog.validate import load_catalog
+from failpedia.catalog.validate import check_catalog, load_catalog
+from failpedia.cli.index_source import left_out_text
 from failpedia.settings import ProjectSettings, read_settings
 
 
@@ -28,7 +29,27 @@ def report_problems(problems: ProblemList) -> int:
 
 def checked_catalog(settings: ProjectSettings) -> Catalog | int:
     """The project's catalog, or (every problem printed) the exit code for problems."""
-    catalog, problems = load_catalog(settings.entries_dir, settings.root, settings.docs_dir)
+    catalog, problems = load_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
     if problems:
         return report_problems(problems)
     return catalog
+
+
+def catalog_for_entries(settings: ProjectSettings, ids: list[str]) -> Catalog | int:
+    """The catalog for a command about some entries only: problems in other entries are
+    one warning (``failpedia validate`` lists them), problems in these stop it."""
+    check = check_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
+    if not check.problems:
+        return check.catalog
+    folders = {f"/{entry_id}/" for entry_id in ids}
+    own = ProblemList(
+        problem for problem in check.problems if any(f in f"/{problem.path}" for f in folders)
+    )
+    if own:
+        return report_problems(own)
+    print(f"warning: {left_out_text(check.left_out, len(check.problems))}", file=sys.stderr)
+    return check.catalog

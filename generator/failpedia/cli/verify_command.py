@@ -16,13 +16,14 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
-from failpedia.cli.project import checked_catalog, project_settings
+from failpedia.cli.project import catalog_for_entries, checked_catalog, project_settings
 from failpedia.verify import environment as machine
 from failpedia.verify import fingerprint, records, runner, sandbox
 from failpedia.verify.results import SKIPPED, VERDICTS, ModeResult, VerificationResult
@@ -143,10 +144,17 @@ def _summary_table(results: list[VerificationResult]) -> str:
     return "\n".join(lines)
 
 
+def in_shard(entry_id: str, index: int, count: int) -> bool:
+    """Whether an entry falls in share ``index`` of ``count`` (1-based). The share depends
+    on the id alone, so adding entries never moves the others between machines."""
+    return zlib.crc32(entry_id.encode()) % count == index - 1
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = project_settings(args)
     root = settings.root
-    catalog = checked_catalog(settings)
+    # Entries named on the command line need only themselves valid.
+    catalog = catalog_for_entries(settings, args.ids) if args.ids else checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
     if args.ids and args.since:
@@ -170,6 +178,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         selected = list(catalog.entries)
 
+    if args.shard is not None:
+        selected = [item for item in selected if in_shard(item.entry.id, *args.shard)]
     containment = sandbox.detect(sys.executable)
     if selected:
         print(containment.summary(), file=sys.stderr, flush=True)
@@ -187,7 +197,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     }
     environment = fingerprint.gather(packages)
     capabilities = machine.Capabilities.from_fingerprint(environment)
-    record_dir = settings.records_dir
+    record_dir = Path(args.records).resolve() if args.records else settings.records_dir
     total = len(selected)
     lock = threading.Lock()
     cancel = threading.Event()
@@ -282,3 +292,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
         print(f"{len(results)} entr{'y' if len(results) == 1 else 'ies'}: {summary or 'none'}")
     return verify_exit_code(results, args.require_packages)
+
+
+def cmd_merge_records(args: argparse.Namespace) -> int:
+    """``failpedia merge-records DIR [DEST]``: bring records made on another machine home."""
+    settings = project_settings(args)
+    source = Path(args.source)
+    destination = Path(args.destination) if args.destination else settings.records_dir
+    if not source.is_dir():
+        print(f"failpedia merge-records: {source}: not a folder", file=sys.stderr)
+        return 2
+    destination.mkdir(parents=True, exist_ok=True)
+    merged, problems = records.merge_records(source, destination)
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    print(f"{merged} result{'s' * (merged != 1)} merged into {destination}")
+    return 1 if problems else 0

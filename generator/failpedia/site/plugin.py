@@ -78,7 +78,9 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.settings = settings = settings_from_options(
             root, dict(self.config), config.site_url, config.repo_url, config.docs_dir
         )
-        check = check_catalog(settings.entries_dir, settings.root, settings.docs_dir)
+        check = check_catalog(
+            settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+        )
         catalog = check.catalog
         proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
         problems = ProblemList([*check.problems, *record_problems])

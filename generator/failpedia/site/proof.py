@@ -13,6 +13,7 @@ from typing import Any
 
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.reproducer_digest import reproducer_digest
 from failpedia.verify.results import load_record
 
 PROVED = "proved"
@@ -66,11 +67,28 @@ def _seconds(result: dict[str, Any], mode: str) -> float | None:
     return round(float(value), 1) if isinstance(value, (int, float)) else None
 
 
-def proof_for(record: dict[str, Any] | None) -> Proof:
-    """Summarise a record; no record (or no results) means not yet proved."""
+def proof_for(record: dict[str, Any] | None, digest: str | None = None) -> Proof:
+    """Summarise a record; no record (or no results) means not yet proved. Results that
+    name another version of the reproducer than ``digest`` (the entry as it is now) prove
+    nothing about it; results from before digests were recorded count as they are."""
     results = [item for item in (record or {}).get("results", []) if isinstance(item, dict)]
     if not results:
         return Proof("not-proved", "Not yet proved")
+    changed = [
+        item
+        for item in results
+        if digest is not None and item.get("reproducer") not in (None, digest)
+    ]
+    if len(changed) == len(results):
+        proof = proof_for({"results": results})
+        proof.status = "stale"
+        proof.stale_reason = (
+            "reproducer or patterns changed after the last verification; "
+            "run `failpedia verify` again"
+        )
+        proof.label = "Stale: the reproducer changed after it was proved"
+        return proof
+    results = [item for item in results if item not in changed]
     rows = []
     for result in sorted(results, key=lambda item: str(item.get("started_at", ""))):
         environment = result.get("environment") or {}
@@ -135,7 +153,7 @@ def load_proofs(
         if problem is not None:
             path = display_path(records_dir / f"{item.entry.id}.json", root)
             problems.add(path, 0, "", problem.split(": ", 1)[-1])
-        proofs[item.entry.id] = proof_for(record)
+        proofs[item.entry.id] = proof_for(record, reproducer_digest(item))
     return proofs, problems
 
 

@@ -6,7 +6,8 @@ Output is read by a thread into a bounded buffer (the first ``HEAD_BYTES`` and t
 Lines are read as ``failpedia diagnose`` and the log page read them
 (``signatures.line_rules``): ANSI colour removed, cut at ``\\r``, prefixes removed, capped.
 Credentials are scrubbed from the text first (``redact``), so neither the matched lines
-nor the excerpt can carry one into a record or onto a page.
+nor the excerpt can carry one into a record or onto a page, and machine paths take the
+neutral form signature texts use (``signatures.machine_paths``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Iterable
 
 from failpedia.signatures.dialect import CompiledPattern
 from failpedia.signatures.line_rules import split_line, strip_ansi
+from failpedia.signatures.machine_paths import normalise_paths
+from failpedia.verify.check_bootstrap import PASSED_TEXT
 from failpedia.verify.redact import redact_secrets
 from failpedia.verify.results import MatchedLine
 
@@ -44,9 +47,20 @@ class BoundedOutput:
         self.tail = bytearray()
         self.total = 0
         self.tail_starts_line = True  # the byte before the tail (if dropped) was a newline
+        self.watched: bytes = b""  # a line to look for in the whole stream, kept or not
+        self.seen = False
+        self._recent = b""  # the last bytes, so a watched line split across chunks is seen
+
+    def watch(self, line: str) -> None:
+        """Look for ``line`` in everything added from now on (``seen``)."""
+        self.watched = line.encode()
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
+        if self.watched and not self.seen:
+            window = self._recent + chunk
+            self.seen = self.watched in window
+            self._recent = window[-len(self.watched) :]
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -79,20 +93,25 @@ class BoundedOutput:
         return split_lines(bytes(self.head)) + split_lines(tail)
 
     def excerpt(self) -> str:
-        """About ``EXCERPT_BYTES`` of the output, start and end, as text."""
-        return excerpt(bytes(self.head), bytes(self.tail), self.total)
+        """About ``EXCERPT_BYTES`` of the output, start and end, as text (a watched line
+        without its run's token)."""
+        text = excerpt(bytes(self.head), bytes(self.tail), self.total)
+        if self.watched:
+            text = text.replace(self.watched.decode(), PASSED_TEXT)
+        return text
 
 
 def clean_text(data: bytes) -> str:
-    """Decode output, strip ANSI escapes and credentials, turn ``\\r`` breaks into ``\\n``."""
+    """Decode output, strip ANSI escapes, credentials and machine paths, turn ``\\r``
+    breaks into ``\\n``."""
     text = strip_ansi(data.decode("utf-8", errors="replace"))
-    return _LINE_BREAK.sub("\n", redact_secrets(text))
+    return _LINE_BREAK.sub("\n", normalise_paths(redact_secrets(text)))
 
 
 def split_lines(data: bytes) -> list[str]:
     """The text of every non-blank line segment, read by the shared log-line rules, with
     credentials scrubbed."""
-    text = redact_secrets(data.decode("utf-8", errors="replace"))
+    text = normalise_paths(redact_secrets(data.decode("utf-8", errors="replace")))
     return [segment.text for line in text.split("\n") for segment in split_line(line)]
 
 

@@ -128,3 +128,26 @@ def _merge_and_write(folder: Path, entry_id: str, data: dict[str, Any]) -> str |
     text = json.dumps({"entry": entry_id, "results": results}, indent=2, ensure_ascii=False)
     _write_atomically(record_path(folder, entry_id), text + "\n")
     return problem
+
+
+def merge_records(source: Path, destination: Path) -> tuple[int, list[str]]:
+    """Add every result of the records in ``source`` to those in ``destination`` (newest
+    per environment wins), as if they had been verified there: how records made on another
+    machine come back. Returns the number of results merged and the problems met."""
+    merged = 0
+    problems = []
+    for path in sorted(source.glob("*.json")):
+        record, problem = load_record(source, path.stem)
+        if record is None:
+            problems.append(problem or f"{path.name}: not a record")
+            continue
+        for result in record.get("results", []):
+            if not isinstance(result, dict) or not isinstance(result.get("environment"), dict):
+                problems.append(f"{path.name}: a result without its environment")
+                continue
+            result = {**result, "entry": path.stem}
+            _, problem = update_record(destination, result, result["environment"])
+            if problem:
+                problems.append(problem)
+            merged += 1
+    return merged, problems

@@ -9,11 +9,13 @@ Verdicts:
 - ``proved``: broken mode matched a signature; fixed mode exited 0 and matched none.
 - ``not-reproduced``: broken mode matched no signature (also when it crashed, e.g.
   with SIGSEGV, without printing one).
-- ``fix-failed``: fixed mode matched a signature, exited non-zero or was killed by a
-  signal.
+- ``fix-failed``: fixed mode matched a signature, exited non-zero, was killed by a
+  signal, or did not run its check region to the end (a failed assertion is a non-zero
+  exit).
 - ``timed-out``: either mode ran past the time limit.
 - ``harness-error``: the runner could not run the reproducer (script missing, the
-  interpreter could not be started).
+  interpreter could not be started), or a mode stopped at a ``ModuleNotFoundError`` that
+  is not the entry's signature: a missing package is not a stale entry.
 - ``skipped``: not run, with a reason: the device it needs is unavailable, or a declared
   requirement ``name==version`` is not installed at that version. A skip never proves.
 """
@@ -63,6 +65,9 @@ class ModeResult:
     output_bytes: int
     truncated: bool  # output exceeded HEAD_BYTES + TAIL_BYTES; the middle was not kept
     matched_lines: list[MatchedLine] = field(default_factory=list)
+    # Whether the check region ran to its end (None: the script has none, or an old record).
+    check_passed: bool | None = None
+    missing_module: str | None = None  # a module the run could not import, if one
 
     @property
     def matched(self) -> bool:
@@ -83,6 +88,7 @@ class VerificationResult:
     fixed: ModeResult | None = None
     matched_signature: int | None = None
     output_excerpt: str = ""
+    reproducer: str | None = None  # the digest of what ran (catalog.reproducer_digest)
 
     @property
     def passed(self) -> bool:
@@ -99,6 +105,7 @@ class VerificationResult:
             "broken": None if self.broken is None else asdict(self.broken),
             "fixed": None if self.fixed is None else asdict(self.fixed),
             "matched_signature": self.matched_signature,
+            "reproducer": self.reproducer,
             "output_excerpt": self.output_excerpt,
         }
 

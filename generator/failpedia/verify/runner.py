@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import subprocess
@@ -27,9 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from failpedia.catalog.catalog import CatalogEntry
+from failpedia.catalog.reproducer_digest import reproducer_digest
 from failpedia.signatures.dialect import CompiledPattern
 from failpedia.verify import sandbox
 from failpedia.verify.capture import BoundedOutput, OutputReader, match_lines
+from failpedia.verify.check_bootstrap import CheckedRun, watched_run
 from failpedia.verify.environment import (
     GPU_DEVICES,
     Capabilities,
@@ -49,6 +52,7 @@ from failpedia.verify.results import (
 )
 
 FIXED_FLAG = "--fixed"
+_NO_MODULE = re.compile(r"\bModuleNotFoundError: No module named '([\w.]+)'")
 KILL_GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL when a reproducer runs too long
 LEFTOVER_GRACE_SECONDS = 1.0  # the same, for processes left behind by one that exited
 LAUNCHER_SECONDS = 7.0  # how long the launcher may take to stop everything, beyond grace
@@ -187,7 +191,11 @@ def _run_in(
     status_read, status_write = os.pipe()
     lifeline_read, lifeline_write = os.pipe()
     command = _launcher_command(place, python, status_write, lifeline_read, limits)
-    command += ["--", python, str(script), *args]
+    watched = _watched(script)
+    if watched is None:
+        command += ["--", python, str(script), *args]
+    else:
+        command += ["--", python, *watched.arguments, *args]
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -210,6 +218,8 @@ def _run_in(
     assert process.stdout is not None
     fd = process.stdout.fileno()
     output = BoundedOutput()
+    if watched is not None:
+        output.watch(watched.passed_line)
     reader = OutputReader(fd, output)
     reader.start()
     report = LauncherReport(status_read)
@@ -255,6 +265,7 @@ def _run_in(
             signal_name = _signal_name(number)
     if timed_out or cancelled:
         signal_name = report.stopped or signal_name or "SIGKILL"
+    lines = output.lines()
     result = ModeResult(
         mode=mode,
         args=list(args),
@@ -264,9 +275,29 @@ def _run_in(
         timed_out=timed_out,
         output_bytes=output.total,
         truncated=output.truncated,
-        matched_lines=match_lines(output.lines(), patterns),
+        matched_lines=match_lines(lines, patterns),
+        check_passed=output.seen if watched is not None else None,
+        missing_module=_missing_module(lines),
     )
     return Capture(result, output, cancelled)
+
+
+def _watched(script: Path) -> CheckedRun | None:
+    """How to run ``script`` with its check region watched (None without one)."""
+    try:
+        source = script.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return watched_run(str(script), source)
+
+
+def _missing_module(lines: list[str]) -> str | None:
+    """The module named by the last ``ModuleNotFoundError`` line of the output, if any."""
+    for line in reversed(lines):
+        found = _NO_MODULE.search(line)
+        if found:
+            return found.group(1)
+    return None
 
 
 def _stop_what_is_left(process: subprocess.Popen[bytes], tree: ProcessTree | None) -> None:
@@ -310,6 +341,7 @@ def verify_entry(
         device=reproducer.device,
         started_at=now_iso(),
         timeout=reproducer.timeout,
+        reproducer=reproducer_digest(item),
     )
     script = item.folder / reproducer.script
     if not script.is_file():
@@ -347,6 +379,9 @@ def verify_entry(
         result.verdict = TIMED_OUT
         result.reason = f"broken mode ran past the {limit} s limit"
         return result
+    if not broken.result.matched and broken.result.missing_module:
+        result.reason = _missing_reason("broken", broken.result.missing_module)
+        return result
     if not broken.result.matched:
         result.verdict = NOT_REPRODUCED
         result.reason = (
@@ -364,6 +399,8 @@ def verify_entry(
     elif fixed.result.timed_out:
         result.verdict = TIMED_OUT
         result.reason = f"fixed mode ran past the {limit} s limit"
+    elif fixed.result.missing_module and not fixed.result.matched:
+        result.reason = _missing_reason("fixed", fixed.result.missing_module)
     elif fixed.result.matched:
         result.verdict = FIX_FAILED
         line = fixed.result.matched_lines[0].line.strip()
@@ -371,10 +408,21 @@ def verify_entry(
     elif fixed.result.exit_code != 0:
         result.verdict = FIX_FAILED
         result.reason = f"fixed mode {_describe_exit(fixed.result)}"
+    elif fixed.result.check_passed is False:
+        result.verdict = FIX_FAILED
+        result.reason = "fixed mode exited 0 but did not run its check region to the end"
     else:
         result.verdict = PROVED
+        checked = ", and its check passed" if fixed.result.check_passed else ""
         result.reason = (
             f"broken mode printed signature {result.matched_signature}; "
-            "fixed mode exited 0 without it"
+            f"fixed mode exited 0 without it{checked}"
         )
     return result
+
+
+def _missing_reason(mode: str, module: str) -> str:
+    return (
+        f"{mode} mode stopped at ModuleNotFoundError: no module named {module!r}; install it, "
+        "or declare its package in reproducer.requirements"
+    )

@@ -1,0 +1,142 @@
+"""Signatures that mislead: machine paths and templates in texts, and patterns that fire
+where the failure is not.
+
+A text is a message as printed, in the neutral path form pages publish (no capturing
+machine's paths, no ``{name}`` or ``%s`` of a source template). A pattern must not match a
+line of an ordinary, healthy training log (the corpus in ``tests/healthy_logs/``), a
+generic line every traceback has, or another entry's signature text, unless the two
+entries declare how they relate (a wrapper and the error it wraps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from failpedia.catalog.bounded_read import RefusedFile, read_bounded
+from failpedia.catalog.catalog import CatalogEntry
+from failpedia.catalog.entry_files import SourceFile
+from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.yaml_source import FieldPath, format_field_path
+from failpedia.signatures.machine_paths import normalise_paths, template_placeholders
+
+# Lines of every traceback and of many healthy logs: a pattern matching one says nothing.
+GENERIC_LINES = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+    "ERROR:",
+    "Error",
+    "error: ",
+    "WARNING:",
+    "Killed",
+    "Aborted (core dumped)",
+    "Segmentation fault (core dumped)",
+)
+HEALTHY_LOG_SUFFIX = ".log"
+MAX_HEALTHY_LOG_BYTES = 4_000_000
+
+
+@dataclass(frozen=True)
+class HealthyLine:
+    """One line of the healthy-log corpus, with where it is."""
+
+    where: str  # path:line
+    text: str
+
+
+def read_healthy_logs(
+    folder: Path | None, root: Path | None, problems: ProblemList
+) -> list[HealthyLine]:
+    """Every line of the ``*.log`` files in ``folder`` (none when it does not exist)."""
+    if folder is None or not folder.is_dir():
+        return []
+    lines: list[HealthyLine] = []
+    for path in sorted(folder.glob(f"*{HEALTHY_LOG_SUFFIX}")):
+        shown = display_path(path, root)
+        try:
+            data = read_bounded(path, within=folder, limit=MAX_HEALTHY_LOG_BYTES)
+        except RefusedFile as refused:
+            problems.add(shown, 0, "", refused.message)
+            continue
+        text = data.decode("utf-8", errors="replace")
+        lines.extend(
+            HealthyLine(f"{shown}:{number}", line)
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        )
+    return lines
+
+
+def check_signature_texts(item: CatalogEntry, source: SourceFile, problems: ProblemList) -> None:
+    """Texts in the neutral path form, without template placeholders."""
+    for index, signature in enumerate(item.entry.signatures):
+        path: FieldPath = ("signatures", index, "text")
+        where = (source.display, source.document.line_of(path), format_field_path(path))
+        for line in signature.text.splitlines():
+            neutral = normalise_paths(line)
+            if neutral != line:
+                problems.add(
+                    *where,
+                    "holds a path of the machine that captured it; write the line as "
+                    f"`{neutral.strip()}`",
+                )
+                break
+        placeholders = template_placeholders(signature.text)
+        if placeholders:
+            shown = ", ".join(f"`{placeholder}`" for placeholder in dict.fromkeys(placeholders))
+            problems.add(
+                *where,
+                f"holds source-template placeholders ({shown}): quote the message as it is "
+                "printed, with real values",
+            )
+
+
+def check_pattern_reach(
+    loaded: list[tuple[CatalogEntry, SourceFile]],
+    healthy: list[HealthyLine],
+    problems: ProblemList,
+) -> None:
+    """Patterns that match generic lines, healthy-log lines, or an unrelated entry's text."""
+    related = {
+        frozenset((item.entry.id, link.id)) for item, _ in loaded for link in item.entry.related
+    }
+    texts = [
+        (item.entry.id, line)
+        for item, _ in loaded
+        for signature in item.entry.signatures
+        for line in signature.text.splitlines()
+        if line.strip()
+    ]
+    for item, source in loaded:
+        for index, pattern in enumerate(item.patterns):
+            path: FieldPath = ("signatures", index, "pattern")
+            where = (source.display, source.document.line_of(path), format_field_path(path))
+            generic = next((line for line in GENERIC_LINES if pattern.search(line)), None)
+            if generic is not None:
+                problems.add(*where, f"matches the generic line `{generic}`: too broad")
+                continue
+            hit = next((line for line in healthy if pattern.search(line.text)), None)
+            if hit is not None:
+                problems.add(
+                    *where,
+                    f"matches a line of a healthy log ({hit.where}: `{hit.text.strip()[:160]}`): "
+                    "too broad",
+                )
+                continue
+            others = sorted(
+                {
+                    owner
+                    for owner, line in texts
+                    if owner != item.entry.id
+                    and frozenset((item.entry.id, owner)) not in related
+                    and pattern.search(line)
+                }
+            )
+            if others:
+                problems.add(
+                    *where,
+                    f"also matches the signature text of {', '.join(others)}: make it "
+                    "specific, or declare the relation in `related` (a wrapper and the error "
+                    "it wraps)",
+                )
