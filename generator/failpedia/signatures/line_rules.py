@@ -117,7 +117,9 @@ _RULES = [(name, re.compile(source, re.ASCII)) for name, source in PREFIX_RULES]
 
 
 class LogTime(NamedTuple):
-    """A timestamp as a log wrote it; ``year`` is None where the format has none (glog)."""
+    """A timestamp as a log wrote it; ``year`` is None where the format has none (glog).
+    ``written`` is its text in the log, from the first digit of the date to the last of
+    the time (and its zone): what is shown where the year is not known."""
 
     year: int | None
     month: int
@@ -127,6 +129,7 @@ class LogTime(NamedTuple):
     second: int
     fraction: str = ""
     offset_minutes: int = 0
+    written: str = ""
 
     def seconds(self, assumed_year: int) -> float:
         """Seconds since the epoch (UTC), with ``assumed_year`` where the log gave none."""
@@ -163,6 +166,12 @@ def _offset_minutes(zone: str | None) -> int:
     return -minutes if zone[0] == "-" else minutes
 
 
+def _written(match: re.Match[str]) -> str:
+    """A time prefix's text in the log: from its first group to the end of its last."""
+    end = max(match.end(group) for group in range(1, len(match.groups()) + 1))
+    return match.string[match.start(1) : end]
+
+
 def parse_segment(raw: str) -> Segment:
     """Strip a segment's prefixes, reading rank and time from them."""
     text = raw
@@ -188,10 +197,13 @@ def parse_segment(raw: str) -> Segment:
                     second,
                     groups[6] or "",
                     _offset_minutes(groups[7]),
+                    _written(match),
                 )
             elif name == "glog" and time is None:
                 month, day, hour, minute, second = (int(value) for value in groups[:5])
-                time = LogTime(None, month, day, hour, minute, second, groups[5] or "")
+                time = LogTime(
+                    None, month, day, hour, minute, second, groups[5] or "", 0, _written(match)
+                )
             text = text[match.end() :]
             break
         else:
