@@ -235,9 +235,9 @@
     if (!count) out.appendChild(element("p", "fp-summary", "No known failure found in " + where + "."));
     else if (!elsewhere) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));
     else {
-      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + ", each following " +
-        "from another failure. The initiating failure is not in " + where + "; look at the " +
-        "other ranks' logs."));
+      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
+        (count === 1 ? "it follows" : "all follow") + " from another failure. The initiating " +
+        "failure is not in " + where + "; look at the other ranks' logs."));
     }
     var list = element("ol", "fp-findings");
     result.findings.forEach(function (f, i) { showFinding(list, f, i + 1, siteRoot); });

@@ -209,8 +209,9 @@ def all_downstream(diagnosis: Diagnosis) -> bool:
 def starter(diagnosis: Diagnosis, where: str) -> str:
     """What the summary line says of the failure that started it all."""
     if all_downstream(diagnosis):
+        which = "it follows" if len(diagnosis.findings) == 1 else "all follow"
         return (
-            f"each follows from another failure. The initiating failure is not in {where}; "
+            f"{which} from another failure. The initiating failure is not in {where}; "
             "look at the other ranks' logs."
         )
     return "the one that started it first."
