@@ -83,6 +83,8 @@ function compileIndex(data) {
     maxErrorLines: r.max_error_lines,
     maxLocations: r.max_locations,
     maxCarry: r.max_carry,
+    // Absent from an index built before it: no rank from a file's name.
+    rankInName: r.rank_in_name ? new RegExp(r.rank_in_name, "i") : null,
   };
   var literals = [rules.rootMarker];
   var warnings = [];
@@ -530,6 +532,12 @@ function findingJson(f) {
   };
 }
 
+// The rank a file's name gives ("rank3.log"), as the CLI reads it; null where none.
+function rankFromName(name) {
+  var match = rules.rankInName ? rules.rankInName.exec(name) : null;
+  return match ? String(parseInt(match[1], 10)) : null;
+}
+
 async function readFile(reader, file) {
   var stream = file.stream();
   var head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
@@ -564,10 +572,11 @@ onmessage = async function (event) {
     var inputs = request.files && request.files.length ? request.files : null;
     if (inputs) {
       for (var i = 0; i < inputs.length; i++) {
-        var reader = new Reader(state, i, inputs[i].name, null);
+        var reader = new Reader(state, i, inputs[i].name, rankFromName(inputs[i].name));
         await readFile(reader, inputs[i]);
         reader.finish();
-        state.inputs.push({ name: inputs[i].name, bytes: reader.bytes, lines: reader.lineNo });
+        state.inputs.push({ name: inputs[i].name, rank: reader.rank, bytes: reader.bytes,
+                            lines: reader.lineNo });
       }
     } else {
       var pasted = new Reader(state, 0, request.name || "pasted log", null);
@@ -576,7 +585,7 @@ onmessage = async function (event) {
         pasted.push(text.slice(start, start + CHUNK_BYTES), false);
       }
       pasted.finish();
-      state.inputs.push({ name: pasted.name, bytes: text.length, lines: pasted.lineNo });
+      state.inputs.push({ name: pasted.name, rank: null, bytes: text.length, lines: pasted.lineNo });
     }
     postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl, issues: index.issues });
   } catch (error) {

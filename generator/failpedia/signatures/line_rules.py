@@ -60,6 +60,9 @@ ERROR_LIKE: list[tuple[int, list[str], str]] = [
 MAX_ERROR_LINES = 5
 # How many occurrences of one finding are listed (counts and ranks stay exact).
 MAX_LOCATIONS = 50
+# A log file named for its rank ("rank3.log", "train_rank-12.txt"): the rank of its lines
+# that carry none. Case is ignored, in ASCII only.
+RANK_IN_NAME = r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)"
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, links), two-byte escapes.
 # The ESC is written once, before the alternatives: Python's re then finds each escape by
@@ -108,6 +111,7 @@ def published_rules() -> dict[str, Any]:
         "error_like": [[score, source, literals] for score, literals, source in ERROR_LIKE],
         "max_error_lines": MAX_ERROR_LINES,
         "max_locations": MAX_LOCATIONS,
+        "rank_in_name": RANK_IN_NAME,
         "redactions": published_redactions(),
     }
 
