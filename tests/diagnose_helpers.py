@@ -77,3 +77,38 @@ def many_occurrences_log(year: int) -> str:
         "[default2]:E0229 00:00:00.000000 1 f.cpp:1] " + VIEW_LINE,
     ] * 40
     return "\n".join(lines) + "\n"
+
+
+WATCHDOG_LINE = (
+    "[rank{rank}]:[E0902 14:10:0{second}.512345 2200 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID "
+    "0(default_pg) Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL("
+    "SeqNum=8123, OpType=ALLREDUCE, NumelIn=50331648, NumelOut=50331648, Timeout(ms)=600000) "
+    "ran for 600021 milliseconds before timing out."
+)
+
+
+def downstream_only_log() -> str:
+    """The log of ranks that only waited: NCCL watchdog timeouts, each with glog's time,
+    which has no year; the rank that failed first logged elsewhere."""
+    lines = ["[rank1]:[I0902 14:00:00.000000 2200 train.py:10] step 8120 loss 2.113"]
+    lines += [WATCHDOG_LINE.format(rank=rank, second=rank) for rank in (3, 1, 2)]
+    return "\n".join(lines) + "\n"
+
+
+def traceback_first_log(width: int = 2000) -> str:
+    """A traceback's last line, without a time, then a logger repeating the error later in
+    the log with times, the earliest of them last; a ``width``-character line among them."""
+    return (
+        "\n".join(
+            [
+                "Traceback (most recent call last):",
+                '  File "train.py", line 10, in <module>',
+                "    loss = model(batch)",
+                MATMUL_LINE.format(8) + " " + "x" * width,
+                "[2024-06-11 03:00:05,000] ERROR " + MATMUL_LINE.format(9),
+                "[2024-06-11 03:00:01,000] ERROR " + MATMUL_LINE.format(7),
+                "done",
+            ]
+        )
+        + "\n"
+    )

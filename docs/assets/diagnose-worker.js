@@ -73,7 +73,8 @@ function compileIndex(data) {
     blank: r.blank,
     maxPrefixes: r.max_prefixes,
     ansi: new RegExp(r.ansi, "g"),
-    prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1])]; }),
+    // "d": where each group matched, for the time as the log wrote it.
+    prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1], "d")]; }),
     rootMarker: r.root_cause_marker,
     errorLike: r.error_like.map(function (item) { return [item[0], new RegExp(item[1])]; }),
     rootRank: new RegExp(r.root_cause_rank),
@@ -82,6 +83,8 @@ function compileIndex(data) {
     maxErrorLines: r.max_error_lines,
     maxLocations: r.max_locations,
     maxCarry: r.max_carry,
+    // Absent from an index built before it: no rank from a file's name.
+    rankInName: r.rank_in_name ? new RegExp(r.rank_in_name, "i") : null,
   };
   var literals = [rules.rootMarker];
   var warnings = [];
@@ -124,6 +127,15 @@ function offsetMinutes(zone) {
   return zone[0] === "-" ? -minutes : minutes;
 }
 
+// A time prefix's text in the log: from its first group to the end of its last.
+function written(match) {
+  var end = 0;
+  for (var i = 1; i < match.indices.length; i++) {
+    if (match.indices[i]) end = Math.max(end, match.indices[i][1]);
+  }
+  return match.input.slice(match.indices[1][0], end);
+}
+
 function parseSegment(raw) {
   var text = raw, rank = null, time = null;
   for (var round = 0; round < rules.maxPrefixes; round++) {
@@ -137,10 +149,11 @@ function parseSegment(raw) {
       } else if (name === "iso" && time === null) {
         time = { year: +match[1], month: +match[2], day: +match[3], hour: +match[4],
                  minute: +match[5], second: +match[6], fraction: match[7] || "",
-                 offset: offsetMinutes(match[8]) };
+                 offset: offsetMinutes(match[8]), written: written(match) };
       } else if (name === "glog" && time === null) {
         time = { year: null, month: +match[1], day: +match[2], hour: +match[3],
-                 minute: +match[4], second: +match[5], fraction: match[6] || "", offset: 0 };
+                 minute: +match[4], second: +match[5], fraction: match[6] || "", offset: 0,
+                 written: written(match) };
       }
       text = text.slice(match[0].length);
       applied = true;
@@ -168,6 +181,12 @@ function timeSeconds(time, year) {
   if (isNaN(base)) base = 0;
   var fraction = time.fraction ? parseInt(time.fraction, 10) / Math.pow(10, time.fraction.length) : 0;
   return base - time.offset * 60 + fraction;
+}
+
+// A time in ISO 8601, UTC, where the log gives its year; null where it gives none.
+function isoTime(time) {
+  if (!time || time.year === null) return null;
+  return formatTime(timeSeconds(time, time.year));
 }
 
 function formatTime(seconds) {
@@ -340,8 +359,8 @@ function matchHit(state, source, name, rank, hit) {
       var finding = state.findings.get(entry.position);
       if (!finding) {
         finding = { entry: entry.data, position: entry.position, count: 0, ranks: new Set(),
-                    locations: [], inRootBlock: false, minYear: null, untimed: null,
-                    dated: null, leap: null, common: null };
+                    locations: [], inRootBlock: false, minYear: null, opening: new Map(),
+                    earliest: new Map() };
         state.findings.set(entry.position, finding);
       }
       var context = state.context;
@@ -366,32 +385,60 @@ function isLeap(year) {
   return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
 }
 
-// Count an occurrence, which comes after every one counted before, keeping what the
-// result needs (as the CLI's Finding.add): the count and ranks, the first locations, and
-// the candidates for the first by the ordering rules. Memory stays flat however many
-// lines match.
+// Count an occurrence, which comes after every one counted before in its input, keeping
+// what the result needs (as the CLI's Finding.add): the count and ranks, the first
+// locations, and, for each input, the candidates for the first: its first occurrence and
+// its earliest in time. Memory stays flat however many lines match.
 function addOccurrence(finding, inRootBlock, item) {
   finding.count += 1;
   if (item.rank !== null) finding.ranks.add(item.rank);
   finding.inRootBlock = finding.inRootBlock || inRootBlock;
   if (finding.locations.length < rules.maxLocations) finding.locations.push(item);
+  if (!finding.opening.has(item.source)) finding.opening.set(item.source, item);
   var time = item.time;
-  if (!time) {
-    if (!finding.untimed) finding.untimed = item;
-  } else if (time.year !== null) {
+  if (!time) return;
+  if (time.year !== null) {
     if (finding.minYear === null || time.year < finding.minYear) finding.minYear = time.year;
-    if (!finding.dated || timeSeconds(time, 0) < timeSeconds(finding.dated.time, 0)) {
-      finding.dated = item;
-    }
+    keepEarliest(finding, "dated", 0, item);
   } else {
-    if (!finding.leap || timeSeconds(time, LEAP_YEAR) < timeSeconds(finding.leap.time, LEAP_YEAR)) {
-      finding.leap = item;
-    }
-    if (!finding.common ||
-        timeSeconds(time, COMMON_YEAR) < timeSeconds(finding.common.time, COMMON_YEAR)) {
-      finding.common = item;
-    }
+    keepEarliest(finding, "leap", LEAP_YEAR, item);
+    keepEarliest(finding, "common", COMMON_YEAR, item);
   }
+}
+
+function keepEarliest(finding, kind, year, item) {
+  var key = item.source + ":" + kind;
+  var best = finding.earliest.get(key);
+  if (!best || timeSeconds(item.time, year) < timeSeconds(best.time, year)) {
+    finding.earliest.set(key, item);
+  }
+}
+
+// The earliest occurrence and the time it is ordered by (null: none), as the CLI's
+// Finding.first_of: in one input, its first occurrence where that has no time, else its
+// earliest time; across inputs, the earliest time, then the order of the inputs.
+function firstOf(finding, year) {
+  var kinds = ["dated", isLeap(year) ? "leap" : "common"];
+  var best = null, bestKey = null;
+  finding.opening.forEach(function (opening, source) {
+    var earliest = null, earliestSeconds = null;
+    kinds.forEach(function (kind) {
+      var item = finding.earliest.get(source + ":" + kind);
+      if (!item) return;
+      var seconds = timeSeconds(item.time, year);
+      if (!earliest || seconds < earliestSeconds || (seconds === earliestSeconds &&
+          compareOrder([item.line, item.segment, 0], [earliest.line, earliest.segment, 0]) < 0)) {
+        earliest = item; earliestSeconds = seconds;
+      }
+    });
+    var first = earliest === null || opening.time === null ? opening : earliest;
+    var key = [earliest === null ? Infinity : earliestSeconds,
+               [first.source, first.line, first.segment]];
+    if (!best || key[0] < bestKey[0] || (key[0] === bestKey[0] && compareOrder(key[1], bestKey[1]) < 0)) {
+      best = first; bestKey = key;
+    }
+  });
+  return { item: best, seconds: bestKey[0] === Infinity ? null : bestKey[0] };
 }
 
 function sortRanks(ranks) {
@@ -411,19 +458,9 @@ function finish(state) {
   });
   var year = years.length ? Math.min.apply(null, years) : 1970;
   findings.forEach(function (finding) {
-    var best = null, bestKey = null;
-    finding.locations.forEach(function (item) { item.seconds = timeSeconds(item.time, year); });
-    var candidates = [finding.untimed, finding.dated, isLeap(year) ? finding.leap : finding.common];
-    candidates.filter(Boolean).forEach(function (item) {
-      item.seconds = timeSeconds(item.time, year);
-      var key = [item.seconds === null ? Infinity : item.seconds,
-                 [item.source, item.line, item.segment]];
-      if (!best || key[0] < bestKey[0] || (key[0] === bestKey[0] && compareOrder(key[1], bestKey[1]) < 0)) {
-        best = item; bestKey = key;
-      }
-    });
-    finding.first = best;
-    finding.firstTime = best.seconds;
+    var first = firstOf(finding, year);
+    finding.first = first.item;
+    finding.firstTime = first.seconds;
     finding.rootCause = finding.inRootBlock || Array.from(finding.ranks).some(function (rank) {
       return state.rootRanks.has(rank);
     });
@@ -479,7 +516,8 @@ function compareTimes(a, b) {
 }
 
 function locationJson(item) {
-  return { file: item.file, line: item.line, rank: item.rank, time: formatTime(item.seconds) };
+  return { file: item.file, line: item.line, rank: item.rank, time: isoTime(item.time),
+           time_text: item.time ? item.time.written : null };
 }
 
 function findingJson(f) {
@@ -488,10 +526,16 @@ function findingJson(f) {
   first.before = f.first.before; first.after = f.first.after;
   return {
     id: f.entry.id, title: f.entry.title, url: f.entry.url, category: f.entry.category,
-    kind: f.entry.kind, role: f.entry.role, count: f.count,
+    kind: f.entry.kind, role: f.entry.role, summary: f.entry.summary || "", count: f.count,
     ranks: sortRanks(f.ranks), root_cause: f.rootCause, first: first,
     locations: f.locations.map(locationJson),
   };
+}
+
+// The rank a file's name gives ("rank3.log"), as the CLI reads it; null where none.
+function rankFromName(name) {
+  var match = rules.rankInName ? rules.rankInName.exec(name) : null;
+  return match ? String(parseInt(match[1], 10)) : null;
 }
 
 async function readFile(reader, file) {
@@ -528,10 +572,11 @@ onmessage = async function (event) {
     var inputs = request.files && request.files.length ? request.files : null;
     if (inputs) {
       for (var i = 0; i < inputs.length; i++) {
-        var reader = new Reader(state, i, inputs[i].name, null);
+        var reader = new Reader(state, i, inputs[i].name, rankFromName(inputs[i].name));
         await readFile(reader, inputs[i]);
         reader.finish();
-        state.inputs.push({ name: inputs[i].name, bytes: reader.bytes, lines: reader.lineNo });
+        state.inputs.push({ name: inputs[i].name, rank: reader.rank, bytes: reader.bytes,
+                            lines: reader.lineNo });
       }
     } else {
       var pasted = new Reader(state, 0, request.name || "pasted log", null);
@@ -540,7 +585,7 @@ onmessage = async function (event) {
         pasted.push(text.slice(start, start + CHUNK_BYTES), false);
       }
       pasted.finish();
-      state.inputs.push({ name: pasted.name, bytes: text.length, lines: pasted.lineNo });
+      state.inputs.push({ name: pasted.name, rank: null, bytes: text.length, lines: pasted.lineNo });
     }
     postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl, issues: index.issues });
   } catch (error) {

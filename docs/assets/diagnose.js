@@ -52,32 +52,82 @@
     return parts.concat(ranks.filter(function (r) { return !/^[0-9]+$/.test(r); })).join(",");
   }
 
+  // An entry's quick answer (Markdown without HTML) as text: code spans become <code>
+  // elements, links their text, emphasis marks are dropped. Every piece is set as text.
+  function quickAnswer(summary) {
+    var node = element("p", "fp-finding__answer");
+    var text = summary.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
+    var pieces = text.split("`");
+    if (pieces.length % 2 === 0) pieces = [text];  // an unpaired backtick: no code spans
+    pieces.forEach(function (piece, position) {
+      if (position % 2) node.appendChild(element("code", null, piece));
+      else node.appendChild(document.createTextNode(piece.replace(/\*\*|__/g, "")));
+    });
+    return node;
+  }
+
+  // When a time was logged: ISO 8601 where the log gives the year, else as written (a
+  // glog time has no year, and none is made up for it).
+  function timeShown(location) {
+    if (location.time) return location.time;
+    return location.time_text ? location.time_text + " (no year in the log)" : null;
+  }
+
+  // One line of the excerpt: its number, then its text.
+  function excerptLine(number, text, className) {
+    var line = element("span", className || null);
+    line.appendChild(element("span", "fp-ln", String(number)));
+    if (text !== null) line.appendChild(document.createTextNode(text));
+    return line;
+  }
+
   function showFinding(list, finding, number, siteRoot) {
-    var item = element("li", "fp-finding");
+    var initiating = finding.role === "initiating";
+    var item = element("li", "fp-finding " + (initiating ? "fp-finding--initiating" : "fp-finding--downstream"));
     item.setAttribute("data-entry", finding.id);
-    var title = element("a", "fp-finding__title", finding.title);
-    title.href = new URL(finding.url, siteRoot).href;
-    item.appendChild(title);
-    item.appendChild(element("span", "fp-finding__role",
-      finding.role === "initiating" ? " initiates the failure" : " follows from another failure"));
+    var page = new URL(finding.url, siteRoot);
+    var head = element("div", "fp-finding__head");
+    var title = element("a", "fp-finding__title", number + ". " + finding.title);
+    title.href = page.href;
+    head.appendChild(title);
+    head.appendChild(element("span", "fp-finding__role",
+      initiating ? "started it" : "follows from another failure"));
+    item.appendChild(head);
+    if (finding.summary) item.appendChild(quickAnswer(finding.summary));
+    var actions = element("p", "fp-finding__actions");
+    var fix = element("a", "fp-finding__fix", "How to fix it");
+    fix.href = new URL("#fix", page).href;
+    actions.appendChild(fix);
+    actions.appendChild(document.createTextNode(" \u00b7 "));
+    var more = element("a", "fp-finding__more", "the whole entry");
+    more.href = page.href;
+    actions.appendChild(more);
+    item.appendChild(actions);
     var first = finding.first;
     var where = first.file + ":" + first.line;
     if (first.rank !== null) where += ", rank " + first.rank;
-    if (first.time) where += ", " + first.time;
-    item.appendChild(element("div", "fp-finding__where", "first at " + where));
+    var when = timeShown(first);
+    if (when) where += ", " + when;
+    item.appendChild(element("div", "fp-finding__where", "First at " + where));
     var pre = element("pre", "fp-finding__log");
-    first.before.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
-    var hit = element("span", "fp-finding__line");
+    pre.tabIndex = 0;  // scrolls sideways from the keyboard too
+    pre.setAttribute("aria-label", "The lines around the first match");
+    first.before.forEach(function (line, position) {
+      pre.appendChild(excerptLine(first.line - first.before.length + position, line));
+    });
+    var hit = excerptLine(first.line, null, "fp-finding__line");
     var chars = Array.from(first.text);  // the match is counted in code points, as by the CLI
     hit.appendChild(document.createTextNode(chars.slice(0, first.match[0]).join("")));
     hit.appendChild(element("mark", null, chars.slice(first.match[0], first.match[1]).join("")));
-    hit.appendChild(document.createTextNode(chars.slice(first.match[1]).join("") + "\n"));
+    hit.appendChild(document.createTextNode(chars.slice(first.match[1]).join("")));
     pre.appendChild(hit);
-    first.after.forEach(function (line) { pre.appendChild(document.createTextNode(line + "\n")); });
+    first.after.forEach(function (line, position) {
+      pre.appendChild(excerptLine(first.line + 1 + position, line));
+    });
     item.appendChild(pre);
     if (finding.count > 1 || finding.ranks.length > 1) {
       var spread = finding.ranks.length > 1 ? " on ranks " + rankRanges(finding.ranks) : "";
-      item.appendChild(element("div", "fp-finding__count", "seen " + finding.count + " times" + spread));
+      item.appendChild(element("div", "fp-finding__count", "Seen " + finding.count + " times" + spread));
     }
     if (finding.root_cause) {
       item.appendChild(element("div", "fp-finding__root",
@@ -179,9 +229,16 @@
     (result.warnings || []).forEach(function (warning) {
       out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
     });
-    out.appendChild(element("p", "fp-summary", count
-      ? count + " known failure" + (count === 1 ? "" : "s") + " found; the one that started it first."
-      : "No known failure found in this log."));
+    var found = count + " known failure" + (count === 1 ? "" : "s") + " found";
+    var elsewhere = count && result.findings.every(function (f) { return f.role === "downstream"; });
+    var where = result.inputs.length > 1 ? "these logs" : "this log";
+    if (!count) out.appendChild(element("p", "fp-summary", "No known failure found in " + where + "."));
+    else if (!elsewhere) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));
+    else {
+      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
+        (count === 1 ? "it follows" : "all follow") + " from another failure. The initiating " +
+        "failure is not in " + where + "; look at the other ranks' logs."));
+    }
     var list = element("ol", "fp-findings");
     result.findings.forEach(function (f, i) { showFinding(list, f, i + 1, siteRoot); });
     out.appendChild(list);
@@ -254,9 +311,22 @@
     files.addEventListener("change", function () {
       if (files.files.length) run(root, { files: Array.from(files.files) });
     });
+    // Files dropped anywhere on the tool (the box included) are read as files.
+    var dragging = 0;
+    root.addEventListener("dragenter", function (event) {
+      event.preventDefault();
+      dragging += 1;
+      root.setAttribute("data-fp-dragging", "");
+    });
+    root.addEventListener("dragleave", function () {
+      dragging = Math.max(0, dragging - 1);
+      if (!dragging) root.removeAttribute("data-fp-dragging");
+    });
     root.addEventListener("dragover", function (event) { event.preventDefault(); });
     root.addEventListener("drop", function (event) {
       event.preventDefault();
+      dragging = 0;
+      root.removeAttribute("data-fp-dragging");
       if (event.dataTransfer.files.length) run(root, { files: Array.from(event.dataTransfer.files) });
     });
   }

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
+from diagnose_helpers import downstream_only_log
 from sitebuild import REPO
 
 CLI = [sys.executable, "-m", "failpedia.cli"]
@@ -170,6 +171,19 @@ def test_a_known_failure_is_reported_with_its_entry() -> None:
         done.stdout
     )
     assert "failpedia new" not in done.stdout
+    assert "; the one that started it first:" in done.stdout
+
+
+def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: Path) -> None:
+    log = tmp_path / "survivor.log"
+    log.write_text(downstream_only_log())
+    done = report(str(log))
+    assert done.returncode == 0, done.stderr
+    assert (
+        "it follows from another failure. The initiating failure is not in this log; look at "
+        "the other ranks' logs:"
+    ) in done.stdout
+    assert "started it" not in done.stdout
 
 
 def test_log_lines_cannot_close_their_fence_or_inject_markdown(tmp_path: Path) -> None:

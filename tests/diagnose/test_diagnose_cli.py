@@ -18,12 +18,15 @@ import failpedia
 import pytest
 from diagnose_helpers import (
     CORPUS,
+    MATMUL_LINE,
     corpus_logs,
     diagnose_json,
+    downstream_only_log,
     essence,
     expectations,
     many_occurrences_log,
     run_diagnose,
+    traceback_first_log,
 )
 
 
@@ -663,3 +666,74 @@ def test_stretches_read_in_parallel_give_what_one_stream_gives(tmp_path: Path, s
     assert _without_run_details(packed) == _without_run_details(plain)
     piped.pop("unmatched"), plain.pop("unmatched")  # standard input also looks for them
     assert _without_run_details(piped) == _without_run_details(plain)
+
+
+def test_a_time_without_a_year_is_shown_as_written_never_in_a_made_up_year(
+    tmp_path: Path,
+) -> None:
+    """glog times carry no year: the text and the JSON show them as the log wrote them,
+    with no sortable time, while a time with its year keeps its ISO form."""
+    log = tmp_path / "watchdog.log"
+    log.write_text(downstream_only_log())
+    done = run_diagnose(str(log))
+    text = done.stdout.decode()
+    assert "rank 1, 0902 14:10:01.512345 (no year in the log)" in text
+    assert "1970" not in text
+    [finding] = diagnose_json(str(log))["findings"]
+    assert finding["first"]["time"] is None
+    assert finding["first"]["time_text"] == "0902 14:10:01.512345"
+    assert [item["time_text"] for item in finding["locations"]] == [
+        "0902 14:10:03.512345",
+        "0902 14:10:01.512345",
+        "0902 14:10:02.512345",
+    ]
+    assert {item["time"] for item in finding["locations"]} == {None}
+    dated = tmp_path / "dated.log"
+    dated.write_text("[2023-05-01 10:00:00,250] ERROR " + MATMUL_LINE.format(8) + "\n")
+    log.write_text(downstream_only_log() + dated.read_text())
+    by_id = {item["id"]: item for item in diagnose_json(str(log))["findings"]}
+    matmul = by_id["matmul-shapes-cannot-be-multiplied"]["first"]
+    assert (matmul["time"], matmul["time_text"]) == (
+        "2023-05-01T10:00:00.250Z",
+        "2023-05-01 10:00:00,250",
+    )
+    # The year another line gives orders the glog times, but is not printed for them.
+    assert by_id["nccl-watchdog-timeout"]["first"]["time"] is None
+    assert "2023-09-02" not in run_diagnose(str(log)).stdout.decode()
+
+
+def test_first_at_is_the_earliest_match(tmp_path: Path) -> None:
+    """A traceback's last line, without a time, comes before the logger's lines that repeat
+    it with times: it is the first. Between lines with times, the earliest time is, in one
+    log and across the logs of several ranks."""
+    log = tmp_path / "train.log"
+    log.write_text(traceback_first_log(width=10))
+    [finding] = diagnose_json(str(log))["findings"]
+    assert (finding["first"]["line"], finding["first"]["time"]) == (4, None)
+    assert "first at " + str(log) + ":4\n" in run_diagnose(str(log)).stdout.decode()
+    timed = tmp_path / "timed.log"
+    timed.write_text("".join(traceback_first_log(width=10).splitlines(keepends=True)[4:]))
+    [finding] = diagnose_json(str(timed))["findings"]
+    assert (finding["first"]["line"], finding["first"]["time"]) == (2, "2024-06-11T03:00:01Z")
+    ranks = tmp_path / "ranks"
+    for rank, second in ((0, 9), (1, 4), (2, 6)):
+        (ranks / str(rank)).mkdir(parents=True)
+        (ranks / str(rank) / "stderr.log").write_text(
+            f"step 1\n[2024-06-11 03:00:0{second},000] ERROR {MATMUL_LINE.format(rank)}\n"
+        )
+    [finding] = diagnose_json(str(ranks))["findings"]
+    assert (finding["first"]["rank"], finding["first"]["time"]) == ("1", "2024-06-11T03:00:04Z")
+
+
+def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: Path) -> None:
+    log = tmp_path / "survivor.log"
+    log.write_text(downstream_only_log())
+    first_line = run_diagnose(str(log)).stdout.decode().splitlines()[0]
+    assert first_line.endswith(
+        "; it follows from another failure. The initiating failure is not in this log; "
+        "look at the other ranks' logs."
+    )
+    assert "the one that started it" not in first_line
+    log.write_text(downstream_only_log() + MATMUL_LINE.format(8) + "\n")
+    first_line = run_diagnose(str(log)).stdout.decode().splitlines()[0]
+    assert first_line.endswith("; the one that started it first.")

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from failpedia.cli.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
 from failpedia.diagnose.findings import Diagnosis, ErrorLine, Finding
+from failpedia.diagnose.output import starter
 from failpedia.signatures.index_format import SignatureIndex
 from failpedia.site.issue_links import (
     ENTRY_FIELD,
@@ -221,11 +222,12 @@ def issue_report(
         sections.append("### What failed\n\nNo log was given: describe the failure here.")
     elif diagnosis.findings:
         first = diagnosis.findings[0].entry
+        said = starter(diagnosis, "this log" if len(diagnosis.inputs) == 1 else "these logs")
         out = [
             "### What failed",
             "",
             f"{len(diagnosis.findings)} known failure{'s' * (len(diagnosis.findings) != 1)} "
-            f"in {_scanned(diagnosis, redact)}, the one that started it first:",
+            f"in {_scanned(diagnosis, redact)}; {said.rstrip('.')}:",
             "",
         ]
         for number, finding in enumerate(diagnosis.findings, start=1):

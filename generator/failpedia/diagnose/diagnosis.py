@@ -16,6 +16,12 @@ findings are ordered by, in turn:
 5. the order of first appearance in the input (``ordering``); for a command's stdout and
    stderr, read side by side, the order in which their lines arrived.
 
+A finding's time and place in 4 and 5 are those of its earliest occurrence, the one shown
+as "first at" (``Finding.first_of``): in one input, a line without a time before every
+line with one (a traceback's last line, before a logger repeats it), else the earliest
+time; across inputs, the earliest time. A time without a year is shown as the log wrote
+it: the year assumed for it only orders it.
+
 The site's log page implements the same rules over the same ``signatures.json``.
 """
 

@@ -6,6 +6,7 @@ Plain classes and named tuples, not dataclasses: defining a dataclass costs star
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from failpedia.signatures.index_format import IndexedEntry
@@ -81,10 +82,11 @@ class Finding:
     """Every occurrence of one entry, counted, and where it ranks.
 
     Occurrences are not all kept, so that memory stays flat however many lines match: the
-    count and the ranks are exact, the ``MAX_LOCATIONS`` first in order are listed, and
-    those that may prove the earliest in time are kept (the earliest with a year, and the
-    earliest without one under a leap year and under a common year: which comes first
-    depends on the year assumed for those without one, known at the end).
+    count and the ranks are exact, the ``MAX_LOCATIONS`` first in order are listed, and,
+    for each input, those that may prove the earliest (``first_of``): its first
+    occurrence, and the earliest in time (the earliest with a year, and the earliest
+    without one under a leap year and under a common year: which comes first depends on
+    the year assumed for those without one, known at the end).
 
     Each input's occurrences are added in log order (the pieces of a line cut past
     ``MAX_CARRY`` too, which share its number); inputs read side by side (a command's
@@ -98,6 +100,7 @@ class Finding:
         "rank_set",
         "kept",
         "earliest",
+        "opening",
         "in_root_block",
         "min_year",
         "level",
@@ -111,8 +114,10 @@ class Finding:
         self.count = 0
         self.rank_set: set[str] = set()
         self.kept: list[tuple[tuple[int, int, int], Occurrence]] = []  # (place, occurrence)
-        # "dated", "leap", "common": (seconds, place, occurrence) of the earliest so far.
-        self.earliest: dict[str, tuple[float, tuple[int, int, int], Occurrence]] = {}
+        # (input, "dated" | "leap" | "common"): (seconds, place, occurrence) of the earliest
+        # so far in that input, and each input's first occurrence.
+        self.earliest: dict[tuple[int, str], tuple[float, tuple[int, int, int], Occurrence]] = {}
+        self.opening: dict[int, Occurrence] = {}
         self.in_root_block = False
         self.min_year: int | None = None
         self.level = 0
@@ -128,6 +133,7 @@ class Finding:
         if in_root_block:
             self.in_root_block = True
         place = (item.arrival, item.source, self.count)
+        self.opening.setdefault(item.source, item)
         self.kept.append((place, item))
         if len(self.kept) >= 2 * MAX_LOCATIONS:  # items may come a little out of order
             self.kept.sort(key=lambda kept: kept[0])
@@ -147,24 +153,50 @@ class Finding:
     ) -> None:
         assert item.time is not None
         key = (item.time.seconds(year), place)
-        best = self.earliest.get(kind)
+        best = self.earliest.get((item.source, kind))
         if best is None or key < best[:2]:
-            self.earliest[kind] = (*key, item)
+            self.earliest[item.source, kind] = (*key, item)
 
     @property
     def locations(self) -> list[Occurrence]:
         """The first ``MAX_LOCATIONS`` occurrences, in order."""
         return [item for _, item in sorted(self.kept, key=lambda kept: kept[0])[:MAX_LOCATIONS]]
 
-    def candidates(self, assumed_year: int) -> list[Occurrence]:
-        """The occurrences one of which is the first, in the year assumed for year-less
-        times: the first in order, the earliest with a year, and the earliest without one
-        under a year of the assumed year's kind."""
+    def first_of(self, assumed_year: int) -> tuple[Occurrence, float | None]:
+        """The earliest occurrence, with the time it is ordered by (None: no time), with
+        ``assumed_year`` for year-less times.
+
+        In one input, lines were written in order: occurrences with a time compare by
+        their times, one without a time comes no earlier than the occurrence with a time
+        before it, and one before every occurrence with a time comes first (a traceback's
+        last line, printed before a logger repeats it with a time). So an input's earliest
+        is its first occurrence where that has no time, else its earliest time. Across
+        inputs, the earliest time each shows for this entry decides, then their order (of
+        arrival, for a command's stdout and stderr)."""
+
+        def seconds(item: Occurrence) -> float:
+            assert item.time is not None
+            return item.time.seconds(assumed_year)
+
         kinds = ("dated", "leap" if is_leap(assumed_year) else "common")
-        candidates = [self.earliest[kind][2] for kind in kinds if kind in self.earliest]
-        if self.kept:
-            candidates.append(min(self.kept, key=lambda kept: kept[0])[1])
-        return candidates
+        best: tuple[float, tuple[int, int, int, int], Occurrence] | None = None
+        for source, opening in self.opening.items():
+            timed = [
+                (seconds(self.earliest[source, kind][2]), self.earliest[source, kind][1], kind)
+                for kind in kinds
+                if (source, kind) in self.earliest
+            ]
+            earliest = min(timed) if timed else None
+            first = (
+                opening
+                if earliest is None or opening.time is None
+                else self.earliest[source, earliest[2]][2]
+            )
+            key = (earliest[0] if earliest is not None else math.inf, first.order, first)
+            if best is None or key[:2] < best[:2]:
+                best = key
+        assert best is not None
+        return best[2], (None if best[0] == math.inf else best[0])
 
     @property
     def ranks(self) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from failpedia.diagnose.findings import Finding, Occurrence, RootCause
+from failpedia.diagnose.findings import Finding, RootCause
 from failpedia.signatures.index_format import SignatureIndex
 
 ROLE_ORDER = {"initiating": 0, "downstream": 1}
@@ -22,13 +22,7 @@ def assumed_year_of(findings: list[Finding]) -> int:
 
 
 def choose_first(finding: Finding, assumed_year: int) -> None:
-    def key(item: Occurrence) -> tuple[float, tuple[int, int, int, int]]:
-        seconds = item.time.seconds(assumed_year) if item.time is not None else math.inf
-        return (seconds, item.order)
-
-    finding.first = min(finding.candidates(assumed_year), key=key)
-    first_key = key(finding.first)[0]
-    finding.first_time = None if first_key == math.inf else first_key
+    finding.first, finding.first_time = finding.first_of(assumed_year)
 
 
 def causal_levels(findings: list[Finding], index: SignatureIndex) -> None:

@@ -12,19 +12,24 @@ JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed):
       "findings": [{                       # initiating failure first
         "id": str, "title": str, "url": str, "category": str, "kind": str,
         "role": "initiating" | "downstream",
+        "summary": str,                    # the entry's quick answer (Markdown)
         "count": int,                      # matching line segments, all inputs
         "ranks": [str],                    # numeric ranks first, then host:pid labels
         "root_cause": bool,                # on the rank torchrun named as root cause
         "first": {"file": str, "line": int, "rank": str|null, "time": str|null,
-                  "text": str, "match": [start, end], "before": [str], "after": [str]},
-        "locations": [{"file": str, "line": int, "rank": str|null, "time": str|null}]
+                  "time_text": str|null, "text": str, "match": [start, end],
+                  "before": [str], "after": [str]},
+        "locations": [{"file": str, "line": int, "rank": str|null, "time": str|null,
+                       "time_text": str|null}]
       }],
       "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str,
                      "before": [str], "after": [str]}],
       "warnings": [str], "problems": [str]
     }
 
-``time`` is ISO 8601 in UTC; a time logged without a year (glog) carries the assumed year.
+``time_text`` is the time as the log wrote it (``2024-06-11 03:00:05,123``, glog's
+``0611 03:00:05.123456``); ``time`` is that time in ISO 8601, UTC, sortable, and null
+where the log gives no year (glog): no year is made up for it.
 ``locations`` lists at most ``MAX_LOCATIONS`` occurrences, in log order; ``unmatched`` is
 filled only when there are no findings.
 """
@@ -50,20 +55,31 @@ def format_time(seconds: float | None) -> str | None:
     return f"{text}.{min(millis, 999):03d}Z" if millis else f"{text}Z"
 
 
-def _seconds(item: Occurrence, year: int) -> float | None:
-    return item.time.seconds(year) if item.time is not None else None
+def _iso_time(item: Occurrence) -> str | None:
+    """The occurrence's time in ISO 8601, UTC, where the log gives its year."""
+    time = item.time
+    return format_time(time.seconds(time.year)) if time and time.year is not None else None
 
 
-def _location(item: Occurrence, year: int) -> dict[str, Any]:
+def time_shown(item: Occurrence) -> str | None:
+    """The occurrence's time for people: ISO 8601 where the log gives the year, else the
+    time as written, said to have no year."""
+    if item.time is None:
+        return None
+    return _iso_time(item) or f"{item.time.written} (no year in the log)"
+
+
+def _location(item: Occurrence) -> dict[str, Any]:
     return {
         "file": item.file,
         "line": item.line,
         "rank": item.rank,
-        "time": format_time(_seconds(item, year)),
+        "time": _iso_time(item),
+        "time_text": item.time.written if item.time is not None else None,
     }
 
 
-def finding_json(finding: Finding, year: int) -> dict[str, Any]:
+def finding_json(finding: Finding) -> dict[str, Any]:
     first = finding.first
     assert first is not None
     entry = finding.entry
@@ -74,17 +90,18 @@ def finding_json(finding: Finding, year: int) -> dict[str, Any]:
         "category": entry.category,
         "kind": entry.kind,
         "role": entry.role,
+        "summary": entry.summary,
         "count": finding.count,
         "ranks": finding.ranks,
         "root_cause": finding.root_cause,
-        "first": _location(first, year)
+        "first": _location(first)
         | {
             "text": first.text,
             "match": list(first.span),
             "before": first.before,
             "after": first.after,
         },
-        "locations": [_location(item, year) for item in finding.locations],
+        "locations": [_location(item) for item in finding.locations],
     }
 
 
@@ -96,7 +113,7 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
             {"name": item.name, "rank": item.rank, "bytes": item.bytes, "lines": item.lines}
             for item in diagnosis.inputs
         ],
-        "findings": [finding_json(item, diagnosis.assumed_year) for item in diagnosis.findings],
+        "findings": [finding_json(item) for item in diagnosis.findings],
         "unmatched": [
             {
                 "file": item.file,
@@ -170,15 +187,34 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     if count:
         out.append(
             f"{count} known failure{'s' * (count != 1)} in {scanned}; "
-            "the one that started it first."
+            + starter(diagnosis, "this log" if logs == 1 else "these logs")
         )
     else:
         out.append(f"No known failure in {scanned}.")
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
-        out.extend(_finding_text(number, finding, diagnosis.assumed_year))
+        out.extend(_finding_text(number, finding))
     out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
+
+
+def all_downstream(diagnosis: Diagnosis) -> bool:
+    """Whether every finding follows from another failure: the one that started it all
+    is then elsewhere (most often in another rank's log)."""
+    return bool(diagnosis.findings) and all(
+        finding.entry.role == "downstream" for finding in diagnosis.findings
+    )
+
+
+def starter(diagnosis: Diagnosis, where: str) -> str:
+    """What the summary line says of the failure that started it all."""
+    if all_downstream(diagnosis):
+        which = "it follows" if len(diagnosis.findings) == 1 else "all follow"
+        return (
+            f"{which} from another failure. The initiating failure is not in {where}; "
+            "look at the other ranks' logs."
+        )
+    return "the one that started it first."
 
 
 def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
@@ -201,14 +237,14 @@ def run_text(diagnosis: Diagnosis, outcome: str) -> str:
     if count:
         out = [
             f"failpedia: {count} known failure{'s' * (count != 1)} in the output "
-            f"({outcome}); the one that started it first."
+            f"({outcome}); " + starter(diagnosis, "this output")
         ]
     else:
         lines = f"{total_lines:,} line{'s' * (total_lines != 1)}"
         out = [f"failpedia: no known failure in the output ({lines}; {outcome})."]
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
-        out.extend(_finding_text(number, finding, diagnosis.assumed_year, quick_answer=True))
+        out.extend(_finding_text(number, finding, quick_answer=True))
     out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
 
@@ -225,9 +261,7 @@ def _quick_answer(summary: str) -> list[str]:
     return textwrap.wrap(text, 88, initial_indent="   ", subsequent_indent="   ")
 
 
-def _finding_text(
-    number: int, finding: Finding, year: int, quick_answer: bool = False
-) -> list[str]:
+def _finding_text(number: int, finding: Finding, quick_answer: bool = False) -> list[str]:
     first = finding.first
     assert first is not None
     entry = finding.entry
@@ -238,7 +272,7 @@ def _finding_text(
     where = f"{first.file}:{first.line}"
     if first.rank is not None:
         where += f", rank {first.rank}"
-    stamp = format_time(_seconds(first, year))
+    stamp = time_shown(first)
     if stamp:
         where += f", {stamp}"
     lines.append(f"   first at {where}")

@@ -20,9 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, NamedTuple, cast
 
+from failpedia.signatures import line_rules
+
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 8192
-RANK_IN_NAME = re.compile(r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)", re.IGNORECASE)
+RANK_IN_NAME = re.compile(line_rules.RANK_IN_NAME, re.IGNORECASE | re.ASCII)
 
 _gzip_module: ModuleType
 # What reading a damaged gzip file raises: a cut-off file, a bad header or checksum, a

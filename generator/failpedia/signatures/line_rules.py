@@ -60,6 +60,9 @@ ERROR_LIKE: list[tuple[int, list[str], str]] = [
 MAX_ERROR_LINES = 5
 # How many occurrences of one finding are listed (counts and ranks stay exact).
 MAX_LOCATIONS = 50
+# A log file named for its rank ("rank3.log", "train_rank-12.txt"): the rank of its lines
+# that carry none. Case is ignored, in ASCII only.
+RANK_IN_NAME = r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)"
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, links), two-byte escapes.
 # The ESC is written once, before the alternatives: Python's re then finds each escape by
@@ -108,6 +111,7 @@ def published_rules() -> dict[str, Any]:
         "error_like": [[score, source, literals] for score, literals, source in ERROR_LIKE],
         "max_error_lines": MAX_ERROR_LINES,
         "max_locations": MAX_LOCATIONS,
+        "rank_in_name": RANK_IN_NAME,
         "redactions": published_redactions(),
     }
 
@@ -117,7 +121,9 @@ _RULES = [(name, re.compile(source, re.ASCII)) for name, source in PREFIX_RULES]
 
 
 class LogTime(NamedTuple):
-    """A timestamp as a log wrote it; ``year`` is None where the format has none (glog)."""
+    """A timestamp as a log wrote it; ``year`` is None where the format has none (glog).
+    ``written`` is its text in the log, from the first digit of the date to the last of
+    the time (and its zone): what is shown where the year is not known."""
 
     year: int | None
     month: int
@@ -127,6 +133,7 @@ class LogTime(NamedTuple):
     second: int
     fraction: str = ""
     offset_minutes: int = 0
+    written: str = ""
 
     def seconds(self, assumed_year: int) -> float:
         """Seconds since the epoch (UTC), with ``assumed_year`` where the log gave none."""
@@ -163,6 +170,12 @@ def _offset_minutes(zone: str | None) -> int:
     return -minutes if zone[0] == "-" else minutes
 
 
+def _written(match: re.Match[str]) -> str:
+    """A time prefix's text in the log: from its first group to the end of its last."""
+    end = max(match.end(group) for group in range(1, len(match.groups()) + 1))
+    return match.string[match.start(1) : end]
+
+
 def parse_segment(raw: str) -> Segment:
     """Strip a segment's prefixes, reading rank and time from them."""
     text = raw
@@ -188,10 +201,13 @@ def parse_segment(raw: str) -> Segment:
                     second,
                     groups[6] or "",
                     _offset_minutes(groups[7]),
+                    _written(match),
                 )
             elif name == "glog" and time is None:
                 month, day, hour, minute, second = (int(value) for value in groups[:5])
-                time = LogTime(None, month, day, hour, minute, second, groups[5] or "")
+                time = LogTime(
+                    None, month, day, hour, minute, second, groups[5] or "", 0, _written(match)
+                )
             text = text[match.end() :]
             break
         else:
