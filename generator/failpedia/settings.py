@@ -19,6 +19,7 @@ DEFAULT_ENTRIES_DIR = "entries"
 DEFAULT_TEMPLATES_DIR = "templates"
 DEFAULT_RECORDS_DIR = "verification"
 DEFAULT_DOCS_DIR = "docs"  # mkdocs' own default
+DEFAULT_REALWORLD_CASES_DIR = "benchmarks/realworld/cases"  # real logs, labelled by entry
 DEFAULT_HEALTHY_LOGS_DIR = "tests/healthy_logs"  # lines of healthy runs no pattern may match
 
 
@@ -34,6 +35,7 @@ class ProjectSettings:
     edit_base: str | None
     docs_dir: Path  # the hand-written pages, whose names entry ids must not take
     repo_url: str | None = None  # mkdocs.yml's repo_url: where issues and pull requests go
+    realworld_cases_dir: Path | None = None  # real logs: the home page's most common failures
     healthy_logs_dir: Path | None = None  # logs of healthy runs, whose lines no pattern matches
 
 
@@ -73,6 +75,7 @@ def settings_from_options(
             root / (docs_dir if isinstance(docs_dir, str) and docs_dir else DEFAULT_DOCS_DIR)
         ).resolve(),
         repo_url=repo_url.rstrip("/") if isinstance(repo_url, str) and repo_url else None,
+        realworld_cases_dir=folder("realworld_cases_dir", DEFAULT_REALWORLD_CASES_DIR),
         healthy_logs_dir=folder("healthy_logs_dir", DEFAULT_HEALTHY_LOGS_DIR),
     )
 

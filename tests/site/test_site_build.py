@@ -185,3 +185,31 @@ def test_a_broken_entry_fails_the_build_with_its_location(tmp_path: Path) -> Non
     assert "kind: must be one of" in output
     assert "Traceback" not in output
     assert not (site / "index.html").exists()
+
+
+def test_home_lists_the_failures_real_logs_show_most(built_site: Path) -> None:
+    """Counted from benchmarks/realworld/cases: each listed entry with its number of logs,
+    most first."""
+    import re
+    from collections import Counter
+
+    cases = Path(__file__).resolve().parents[2] / "benchmarks" / "realworld" / "cases"
+    counts = Counter(
+        found.group(1)
+        for path in cases.glob("*.yaml")
+        if (found := re.search(r"^expected: (\S+)", path.read_text(encoding="utf-8"), re.M))
+        and found.group(1) in CATALOG.by_id
+    )
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    section = home[home.index('id="most-common-failures"') : home.index('id="categories"')]
+    listed = []
+    for item in re.findall(r"<li>(.*?)</li>", section, re.S):
+        href = re.search(r'href="([^"]+)"', item)
+        count = re.search(r"\((\d+) logs?\)\s*$", item)
+        assert href and count, item
+        listed.append((href.group(1).rstrip("/").split("/")[-1], int(count.group(1))))
+    assert listed and len(listed) <= 8
+    assert [count for _, count in listed] == sorted((count for _, count in listed), reverse=True)
+    for entry_id, count in listed:
+        assert counts[entry_id] == count, entry_id
+    assert listed[0][1] == max(counts.values())

@@ -31,6 +31,7 @@ from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import check_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
+from failpedia.site.common_failures import most_common
 from failpedia.site.draft_pages import render_drafts
 from failpedia.site.generated_pages import page_files, remember_built
 from failpedia.site.page_guard import page_problem
@@ -90,7 +91,8 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
             raise _refusal(problems)
         warn_in_terminal(problems, check)
         site_settings = SiteSettings(settings.edit_base, settings.repo_url)
-        site = render_site(catalog, settings.templates_dir, site_settings, proofs)
+        common = most_common(catalog, settings.realworld_cases_dir)
+        site = render_site(catalog, settings.templates_dir, site_settings, proofs, common)
         drafts = (
             render_drafts(
                 check.drafts,

@@ -200,6 +200,7 @@ def render_site(
     templates_dir: Path,
     settings: SiteSettings,
     proofs: dict[str, Proof] | None = None,
+    common: list[tuple[CatalogEntry, int]] | None = None,
 ) -> RenderedSite:
     """Every generated page: home, coverage, one per category, one per entry (each entry
     page reused from earlier renders in this process when nothing it shows changed)."""
@@ -218,6 +219,8 @@ def render_site(
                     for category in catalog.categories
                 ],
                 total=len(catalog.entries),
+                common=common or [],
+                link=lambda item: relative_link("index.md", item.page_path),
             ),
         )
     ]
