@@ -38,6 +38,7 @@ OTHER_ENVIRONMENT = {
 }
 EXPECTED_VERDICTS = {
     "proves": "proved",
+    "raises": "proved",
     "never-reproduces": "not-reproduced",
     "fix-fails": "fix-failed",
     "fixed-exits-nonzero": "fix-failed",
@@ -114,6 +115,15 @@ def test_the_check_region_must_run_to_its_end_and_pass(full_run: Run) -> None:
     assert proved["reason"].endswith("fixed mode exited 0 without it, and its check passed")
 
 
+def test_tracebacks_are_the_reproducers_own(full_run: Run) -> None:
+    """The runner starts reproducers through a bootstrap; its frame never shows, and the
+    reproducer's path is stored in the neutral form."""
+    excerpt = full_run.result("raises")["output_excerpt"]
+    assert 'File "repro.py", line 19, in turn' in excerpt, excerpt
+    assert "<string>" not in excerpt
+    assert excerpt.index("Traceback") < excerpt.index('File "repro.py", line 23, in <module>')
+
+
 def test_a_missing_module_is_a_harness_error_naming_it(full_run: Run) -> None:
     assert full_run.result("imports-missing")["reason"] == (
         "broken mode stopped at ModuleNotFoundError: no module named "
@@ -130,7 +140,7 @@ def test_json_document(full_run: Run) -> None:
     document = full_run.document
     assert set(document) == {"environment", "results", "counts"}
     assert document["counts"] == {
-        "proved": 4,
+        "proved": 5,
         "not-reproduced": 2,
         "fix-failed": 5,
         "timed-out": 1,

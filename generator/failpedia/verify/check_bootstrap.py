@@ -23,6 +23,7 @@ import os, sys
 def _failpedia_excepthook(kind, value, trace, _original=sys.excepthook):
     if trace is not None and trace.tb_frame.f_code.co_filename == "<string>":
         trace = trace.tb_next
+        value = value.with_traceback(trace)
     _original(kind, value, trace)
 sys.excepthook = _failpedia_excepthook
 del sys.argv[0]
