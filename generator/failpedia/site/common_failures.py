@@ -30,7 +30,5 @@ def most_common(
         expected = data.get("expected") if isinstance(data, dict) else None
         if isinstance(expected, str) and expected in catalog.by_id:
             counts[expected] += 1
-    ranked = sorted(
-        counts.items(), key=lambda pair: (-pair[1], catalog.by_id[pair[0]].entry.title)
-    )
+    ranked = sorted(counts.items(), key=lambda pair: (-pair[1], catalog.by_id[pair[0]].entry.title))
     return [(catalog.by_id[entry_id], count) for entry_id, count in ranked[:limit]]
