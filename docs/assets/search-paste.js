@@ -107,20 +107,45 @@
   Worker.prototype.postMessage = function (message) {
     var worker = this;
     if (message && message.type === 0 && message.data && Array.isArray(message.data.docs)) {
-      searches.set(worker, { pages: messagesByPage(message.data.docs), queries: [] });
+      var pageCount = new Set(message.data.docs.map(function (doc) {
+        return String(doc.location || "").split("#")[0];
+      })).size;
+      searches.set(worker, { pages: messagesByPage(message.data.docs), queries: [],
+                             pageCount: pageCount });
       return postMessage.apply(this, arguments);
     }
     if (!(message && message.type === 2 && typeof message.data === "string")) {
       return postMessage.apply(this, arguments);
     }
-    var cleaned = Object.assign({}, message, { data: cleanQuery(message.data) });
+    var raw = message.data;
+    var cleaned = Object.assign({}, message, { data: cleanQuery(raw) });
     clearTimeout(pending);
     pending = setTimeout(function () {
-      var search = searches.get(worker);
-      if (search) search.queries.push(cleaned.data);
-      postMessage.call(worker, cleaned);
+      // The matcher's answer first (search-owner.js): the pages it lists are left out of
+      // the full-text results. Queries are sent in the order they came.
+      var owner = window.failpediaSearchOwner;
+      sending = sending.then(function () {
+        return owner ? owner.match(raw) : null;
+      }).then(function (matched) {
+        var search = searches.get(worker);
+        if (search) search.queries.push({ raw: raw, cleaned: cleaned.data, matched: matched });
+        postMessage.call(worker, cleaned);
+      });
     }, 150);
   };
+  var sending = Promise.resolve();
+
+  // Entry pages' tags are their messages, there for the index: as tag pills in a result,
+  // 150-210-character messages squeezed a result to one letter wide and hundreds of pixels
+  // high. Results are shown without them.
+  function withoutTags(group) {
+    return group.map(function (doc) {
+      if (!doc || !("tags" in doc)) return doc;
+      var copy = Object.assign({}, doc);
+      delete copy.tags;
+      return copy;
+    });
+  }
 
   var reordered = new WeakMap();  // answer event -> the event with reordered results
   function reorder(worker, event) {
@@ -132,7 +157,12 @@
       var query = search.queries.shift();
       var items = query === undefined
         ? answer.data.items
-        : rerank(query, answer.data.items, search.pages);
+        : rerank(query.cleaned, answer.data.items, search.pages);
+      items = items.map(withoutTags);
+      var owner = window.failpediaSearchOwner;
+      if (owner && query !== undefined) {
+        items = owner.arrange(query.raw, items, query.matched, search.pageCount);
+      }
       var result = Object.assign({}, answer.data, { items: items });
       var data = Object.assign({}, answer, { data: result });
       reordered.set(event, new MessageEvent("message", { data: data }));
