@@ -36,6 +36,7 @@
   var waiting = new Map();  // text -> resolvers of match(text)
   var shown = null;       // {query, findings} on the page now
   var pages = null;       // {query, count} of the full-text answer for the query shown
+  var settled = null;     // {query, entries, pages} once both answers for it are on the page
 
   function box() { return document.querySelector(QUERY); }
 
@@ -183,14 +184,17 @@
     return item;
   }
 
-  // An entry whose pattern matches more of the query comes first; among equals, the
-  // worker's order (an initiating failure before one that follows from it).
+  // The worker orders findings as the log page does: an initiating failure before one that
+  // follows from it, a cause before its effect. On one line it cannot tell a wrapper from
+  // the error it carries ("InductorError: InvalidCxxCompiler: ..."): the carried error,
+  // matched further along the line, is the specific one and comes first.
+  var ROLES = { initiating: 0, downstream: 1 };
   function ranked(findings) {
     return findings.map(function (finding, position) {
-      return { finding: finding, length: finding.first.match[1] - finding.first.match[0],
-               position: position };
+      return { finding: finding, role: ROLES[finding.role] || 0,
+               start: finding.first.match[0], position: position };
     }).sort(function (a, b) {
-      return b.length - a.length || a.position - b.position;
+      return a.role - b.role || b.start - a.start || a.position - b.position;
     }).map(function (item) { return item.finding; });
   }
 
@@ -215,7 +219,7 @@
       block.textContent = "";
       block.hidden = true;
     }
-    shown = pages = null;
+    shown = pages = settled = null;
   }
 
   function plural(count, one, other) {
@@ -271,10 +275,12 @@
   // full-text search lists a page holding any one of them: "RuntimeError", "of" or
   // "version" alone put 90 pages of 93 in the answer to a pasted message. The answer lists
   // every page holding any of the words, so it tells how many pages hold each; a word no
-  // page holds (a rank, a number, a path) weighs nothing. The theme names a stop word
+  // page holds weighs nothing, and neither does a number (a time, a size, a line number:
+  // what differs from one run to the next). The theme names a stop word
   // ("of", "is") only where a page holds a word it starts ("offline"): a word missing
   // from a page's terms is one of those, and weighs nothing either.
   var MENTIONS = 0.4;
+  var NUMBER = /^[0-9.]+$/;
 
   function mentionShares(items, pageCount) {
     var held = items.map(heldTerms);
@@ -294,7 +300,7 @@
     var weight = {};
     var sum = 0;
     Object.keys(holders).forEach(function (term) {
-      var counted = holders[term] && !stopWords.has(term);
+      var counted = holders[term] && !stopWords.has(term) && !NUMBER.test(term);
       weight[term] = counted ? Math.log((total + 1) / holders[term]) : 0;
       sum += weight[term];
     });
@@ -311,8 +317,10 @@
   }
 
   // The full-text answer for `query`: its pages without those listed above and those that
-  // hold too few of its words; the count is written once both answers are in.
-  function arrange(query, items, result, pageCount) {
+  // hold too few of its words, though the first page and the first `close` (those holding
+  // one of their messages nearly word for word, search-paste.js) are always kept. The count
+  // is written once both answers are in.
+  function arrange(query, items, result, pageCount, close) {
     if (result && (!shown || shown.query !== query)) {
       shown = { query: query, findings: ranked(result.findings),
                 errorLike: result.unmatched.length > 0 };
@@ -321,12 +329,16 @@
       .map(function (finding) { return new URL(finding.url, siteRoot).pathname; }));
     var shares = mentionShares(items, pageCount);
     var kept = items.filter(function (group, position) {
-      return shares[position] >= MENTIONS && !listed.has(pagePath(group));
+      var mentions = position < Math.max(close || 0, 1) || shares[position] >= MENTIONS;
+      return mentions && !listed.has(pagePath(group));
     });
     pages = { query: query, count: kept.length };
-    window.failpediaSearchSettled = { query: query, entries: listed.size, pages: kept.length };
-    // The theme writes its own count when it renders the answer; this one replaces it.
-    setTimeout(writeCount, 0);
+    // The theme renders the answer and writes its own count once this returns; this count
+    // replaces it.
+    setTimeout(function () {
+      writeCount();
+      settled = { query: query, entries: listed.size, pages: kept.length };
+    }, 0);
     return kept;
   }
 
@@ -360,7 +372,23 @@
     first.click();
   }, true);
 
-  window.failpediaSearchOwner = { match: match, arrange: arrange };
+  // The query as the matcher read it, without its log prefixes ("[rank3]: ", a timestamp),
+  // where it read it as a line that holds a signature or looks like an error; else as is.
+  function line(query, result) {
+    if (result && result.findings.length) return result.findings[0].first.text;
+    if (result && result.unmatched.length) return result.unmatched[0].text;
+    return query;
+  }
+
+  // What the page shows (for tests and the curious): the query whose matched entries are
+  // listed, and the query whose full-text results are listed too.
+  function state() {
+    return { shown: shown && { query: shown.query, entries: shown.findings.map(function (f) {
+               return f.id; }) },
+             settled: settled };
+  }
+
+  window.failpediaSearchOwner = { match: match, line: line, arrange: arrange, state: state };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();
 })();
