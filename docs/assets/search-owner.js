@@ -164,6 +164,16 @@
     return block;
   }
 
+  // An entry's title, its `code` spans as code (as the theme shows the page's title).
+  function titleElement(title) {
+    var heading = element("h1");
+    String(title).split("`").forEach(function (part, index) {
+      if (!part) return;
+      heading.appendChild(index % 2 ? element("code", null, part) : document.createTextNode(part));
+    });
+    return heading;
+  }
+
   function entryItem(query, finding) {
     var item = element("li", "md-search-result__item fp-search-owner");
     item.setAttribute("data-entry", finding.id);
@@ -172,7 +182,7 @@
     link.tabIndex = -1;
     var article = element("article", "md-search-result__article md-typeset");
     article.appendChild(element("div", "md-search-result__icon md-icon"));
-    article.appendChild(element("h1", null, finding.title));
+    article.appendChild(titleElement(finding.title));
     var line = element("p", "fp-search-owner__line");
     var parts = marked(query, finding.first);
     line.appendChild(document.createTextNode(parts[0]));

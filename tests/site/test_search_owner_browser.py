@@ -46,9 +46,11 @@ def _other_number(match: re.Match[str]) -> str:
 
 
 def _other_shape(match: re.Match[str]) -> str:
-    """Another shape, with one more dimension: [4, 3] -> [48, 19, 7]."""
+    """Another shape, with one more dimension: [4, 3] -> [55, 50, 33]."""
     sizes = [int(size) for size in match.group().split(", ")]
-    return ", ".join(str(size * 12 + 7 * (position + 1)) for position, size in enumerate(sizes + [1]))
+    return ", ".join(
+        str(size * 12 + 7 * (position + 1)) for position, size in enumerate(sizes + [1])
+    )
 
 
 def _other_path(match: re.Match[str]) -> str:
@@ -258,3 +260,80 @@ def test_first_result_shows_within_300_ms(search_page) -> None:  # noqa: ANN001
         f"(90th percentile), {max(times):.0f} ms (slowest) over {len(times)} queries"
     )
     assert p90 < FIRST_RESULT_BOUND_MS
+
+
+def _search(page, query: str) -> None:  # noqa: ANN001
+    """Paste ``query`` into the box and wait until both the matcher's entries and the
+    full-text results for it are on the page."""
+    page.fill(BOX, "")
+    page.keyboard.insert_text(query)
+    page.wait_for_function(
+        """q => { const s = window.failpediaSearchOwner.state();
+                  return s.settled && s.settled.query === q; }""",
+        arg=query,
+        timeout=15_000,
+    )
+
+
+def _case(entry_id: str, contains: str) -> tuple[str, str]:
+    """(entry page path, signature line) of the entry's line that contains ``contains``."""
+    for url, label, text in BASE_CASES:
+        if url.endswith(f"/{entry_id}/") and "-signature" in label and contains in text:
+            return url, text
+    raise AssertionError(f"{entry_id} has no signature line with {contains!r}")
+
+
+def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page) -> None:  # noqa: ANN001
+    """Entry titles and query text are put on the page as text, never as HTML."""
+    url, line = _case("load-state-dict-size-mismatch", "size mismatch for")
+    prefix = '<img src=x onerror="window.injected=1"><b id=injected>bold</b> '
+    _search(search_page, prefix + line)
+    entry = search_page.locator("[data-fp-search-owners] > li").first
+    assert entry.get_attribute("data-entry") == "load-state-dict-size-mismatch"
+    assert urlsplit(entry.locator("a").get_attribute("href")).path.endswith("/" + url)
+    # The title's `<param>` is code, not an element.
+    assert entry.locator("h1 code").first.text_content() == "<param>"
+    assert entry.locator("h1 param").count() == 0
+    shown = entry.locator(".fp-search-owner__line").text_content()
+    marked = entry.locator(".fp-search-owner__line mark").text_content()
+    assert marked and marked in line and marked in shown
+    assert "<b id=injected>bold</b>" in shown
+    assert search_page.locator("#injected, .md-search-result img").count() == 0
+    assert search_page.evaluate("window.injected") is None
+
+
+def test_results_have_no_tag_pills(search_page) -> None:  # noqa: ANN001
+    _, line = _case("autograd-leaf-inplace", "a leaf Variable")
+    _search(search_page, line)
+    search_page.wait_for_selector(".md-search-result__list > li")
+    assert search_page.locator(".md-search-result .md-tag").count() == 0
+
+
+def test_count_tells_entries_and_pages(search_page) -> None:  # noqa: ANN001
+    """The count says how many entries match and how many other pages mention the words,
+    and the page lists that many."""
+    _, line = _case("autograd-leaf-inplace", "a leaf Variable")
+    _search(search_page, RANK_PREFIX + line)
+    meta = search_page.locator(".md-search-result__meta").text_content().strip()
+    found = re.fullmatch(
+        r"(\d+) entr(?:y matches|ies match) this message; "
+        r"(?:(\d+) other pages? mentions? its words|no other page mentions its words)",
+        meta,
+    )
+    assert found, meta
+    entries, pages = int(found[1]), int(found[2] or 0)
+    assert entries == search_page.locator("[data-fp-search-owners] > li").count()
+    # The theme renders the first ten results at once and the others as the list scrolls.
+    assert min(pages, 10) == search_page.locator(".md-search-result__list > li").count()
+
+    _search(search_page, "nan loss")
+    meta = search_page.locator(".md-search-result__meta").text_content().strip()
+    assert re.fullmatch(r"\d+ pages? mentions? its words", meta), meta
+    assert search_page.locator("[data-fp-search-owners] > li").count() == 0
+
+
+def test_enter_opens_the_matched_entry(search_page) -> None:  # noqa: ANN001
+    url, line = _case("autograd-leaf-inplace", "a view of a leaf Variable")
+    _search(search_page, TIME_PREFIX + line)
+    search_page.keyboard.press("Enter")
+    search_page.wait_for_url(lambda address: urlsplit(address).path.endswith("/" + url))
