@@ -91,9 +91,13 @@
   function answered(event) {
     var message = event.data;
     if (!message || message.type === "progress") return;
+    if (message.type !== "done") {  // signatures.json could not be read
+      fail();
+      return;
+    }
     var text = inFlight;
     inFlight = null;
-    var result = message.type === "done" ? message.result : null;
+    var result = message.result;
     settle(text, result);
     if (result) show(text, result);
     if (next !== null) {
@@ -237,7 +241,8 @@
   }
 
   function countText() {
-    if (!shown) return null;
+    var input = box();
+    if (!shown || !input || input.value !== shown.query) return null;  // not for this text
     var entries = shown.findings.length;
     var parts = [];
     if (entries) {
@@ -248,24 +253,25 @@
     if (pages && pages.query === shown.query) {
       var count = pages.count;
       var other = entries ? "other " : "";
+      var words = parts.length ? "its words" : "these words";  // of the message, or of prose
       parts.push(count
-        ? plural(count, "1 " + other + "page mentions its words", "# " + other + "pages mention its words")
-        : entries ? "no other page mentions its words" : "no page mentions its words");
+        ? plural(count, "1 " + other + "page mentions " + words,
+                 "# " + other + "pages mention " + words)
+        : "no " + other + "page mentions " + words);
     }
     if (!parts.length) return null;
     var text = parts.join("; ");
     return text.charAt(0).toUpperCase() + text.slice(1);
   }
 
-  var writing = false;
+  // The theme's count (its first child of the result), replaced by this one whenever the
+  // theme writes its own.
   function writeCount() {
     var result = document.querySelector(RESULT);
     var meta = result && result.firstElementChild;
     var text = countText();
     if (!meta || text === null || meta.textContent === text) return;
-    writing = true;
     meta.textContent = text;
-    writing = false;
   }
 
   // The query terms each page holds: the theme's answer marks each term as found or not
@@ -331,7 +337,8 @@
   // one of their messages nearly word for word, search-paste.js) are always kept. The count
   // is written once both answers are in.
   function arrange(query, items, result, pageCount, close) {
-    if (result && (!shown || shown.query !== query)) {
+    var input = box();
+    if (result && input && input.value === query && (!shown || shown.query !== query)) {
       shown = { query: query, findings: ranked(result.findings),
                 errorLike: result.unmatched.length > 0 };
     }
@@ -366,7 +373,7 @@
     input.addEventListener("input", onChange);
     input.addEventListener("keyup", onChange);
     if (input.form) input.form.addEventListener("reset", function () { setTimeout(clear, 0); });
-    new MutationObserver(function () { if (!writing) writeCount(); })
+    new MutationObserver(writeCount)
       .observe(result.firstElementChild, { childList: true, characterData: true, subtree: true });
   }
 

@@ -152,18 +152,6 @@
   var sending = Promise.resolve();
   var pasting = false;  // the query comes from a paste or a drop: one event, no keys follow
 
-  // Entry pages' tags are their messages, there for the index: as tag pills in a result,
-  // 150-210-character messages squeezed a result to one letter wide and hundreds of pixels
-  // high. Results are shown without them.
-  function withoutTags(group) {
-    return group.map(function (doc) {
-      if (!doc || !("tags" in doc)) return doc;
-      var copy = Object.assign({}, doc);
-      delete copy.tags;
-      return copy;
-    });
-  }
-
   var reordered = new WeakMap();  // answer event -> the event with reordered results
   function reorder(worker, event) {
     var answer = event.data;
@@ -176,7 +164,6 @@
         ? answer.data.items
         : rerank(query.cleaned, answer.data.items, search.pages);
       var close = items.close || 0;
-      items = items.map(withoutTags);
       var owner = window.failpediaSearchOwner;
       if (owner && query !== undefined) {
         items = owner.arrange(query.raw, items, query.matched, search.pageCount, close);

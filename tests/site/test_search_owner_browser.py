@@ -25,8 +25,8 @@ FIRST_RESULT_BOUND_MS = 300
 RANK_PREFIX = "[rank3]: "
 TIME_PREFIX = "2024-05-01 12:00:01,123 ERROR "
 # A number standing alone (not in a word like ReluBackward0 or sm_80, a version like 2.1.0,
-# a hex value, a negative exit code, or "1-element").
-NUMBER = re.compile(r"(?<![\w.\-])\d+(?![\w.\-]|\.\d)")
+# a hex value, a negative exit code, "1-element", or a time of day like 18:31:18).
+NUMBER = re.compile(r"(?<![\w.\-])(?<!\d:)\d+(?![\w.\-]|\.\d|:\d)")
 # A tensor shape as torch prints one: "[4, 3]", "(1000, 1000)", "torch.Size([2, 4])".
 SHAPE = re.compile(r"(?<=[\[(])\d+(?:, \d+)+(?=[\])])")
 # An absolute path of the machine that printed the message (not a URL's path).
@@ -149,17 +149,23 @@ async (queries) => {
 """
 
 # Runs in the page: the time from a query to its first result on the page, for each query,
-# from an empty box with no results.
+# from an empty box on a page done with the query before (its results gone, the count back
+# to the theme's "Type to start searching").
 FIRST_RESULT_TIMES = """
 async (queries) => {
   const box = document.querySelector("input[data-md-component=search-query]");
+  const meta = document.querySelector(".md-search-result__meta");
+  const idle = meta.textContent;
   const selector = ".md-search-result a.md-search-result__link";
   const paint = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
   const times = [];
   for (const query of queries) {
     box.value = "";
     box.dispatchEvent(new InputEvent("input", { bubbles: true }));
-    while (document.querySelector(selector)) await new Promise(r => setTimeout(r, 10));
+    while (document.querySelector(selector) || meta.textContent !== idle) {
+      await new Promise(r => setTimeout(r, 10));
+    }
+    await paint();
     await paint();
     const start = performance.now();
     box.value = query;
@@ -249,8 +255,8 @@ def test_owner_is_the_first_result_for_real_and_varied_messages(search_page) -> 
 
 def test_first_result_shows_within_300_ms(search_page) -> None:  # noqa: ANN001
     """From a paste into the box to the first result drawn, measured in the page, for each
-    signature line and alias: a line an entry's pattern matches is listed as soon as the
-    matcher answers; other queries wait for the full-text search."""
+    signature line and alias, the slowest under 300 ms: a line an entry's pattern matches
+    is listed as soon as the matcher answers; other queries wait for the full-text search."""
     queries = [text for _, _, text in BASE_CASES]
     times = search_page.evaluate(FIRST_RESULT_TIMES, queries)
     ordered = sorted(times)
@@ -259,7 +265,17 @@ def test_first_result_shows_within_300_ms(search_page) -> None:  # noqa: ANN001
         f"\nfirst result after {statistics.median(times):.0f} ms (median), {p90:.0f} ms "
         f"(90th percentile), {max(times):.0f} ms (slowest) over {len(times)} queries"
     )
-    assert p90 < FIRST_RESULT_BOUND_MS
+    for took, query in sorted(zip(times, queries, strict=True), reverse=True)[:5]:
+        print(f"  {took:.0f} ms for {query[:100]!r}")
+    # The machine running the tests is shared: a query over the bound is measured once more
+    # (a busy moment slowed one of 268 queries from 20 ms to over 400), and must make it.
+    slow = [
+        query for took, query in zip(times, queries, strict=True) if took >= FIRST_RESULT_BOUND_MS
+    ]
+    again = search_page.evaluate(FIRST_RESULT_TIMES, slow) if slow else []
+    for took, query in zip(again, slow, strict=True):
+        print(f"  again: {took:.0f} ms for {query[:100]!r}")
+    assert all(took < FIRST_RESULT_BOUND_MS for took in again)
 
 
 def _search(page, query: str) -> None:  # noqa: ANN001
@@ -302,11 +318,13 @@ def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page
     assert search_page.evaluate("window.injected") is None
 
 
-def test_results_have_no_tag_pills(search_page) -> None:  # noqa: ANN001
-    _, line = _case("autograd-leaf-inplace", "a leaf Variable")
-    _search(search_page, line)
+def test_results_show_no_tag_pills(search_page) -> None:  # noqa: ANN001
+    """Entry pages' tags (their messages) are in the results but not shown."""
+    _search(search_page, "leaf Variable in-place operation")
     search_page.wait_for_selector(".md-search-result__list > li")
-    assert search_page.locator(".md-search-result .md-tag").count() == 0
+    tags = search_page.locator(".md-search-result .md-tag")
+    assert tags.count() > 0
+    assert not any(tag.is_visible() for tag in tags.all())
 
 
 def test_count_tells_entries_and_pages(search_page) -> None:  # noqa: ANN001
@@ -328,7 +346,7 @@ def test_count_tells_entries_and_pages(search_page) -> None:  # noqa: ANN001
 
     _search(search_page, "nan loss")
     meta = search_page.locator(".md-search-result__meta").text_content().strip()
-    assert re.fullmatch(r"\d+ pages? mentions? its words", meta), meta
+    assert re.fullmatch(r"\d+ pages? mentions? these words", meta), meta
     assert search_page.locator("[data-fp-search-owners] > li").count() == 0
 
 
