@@ -11,7 +11,8 @@
 // hold more words wins: "a leaf Variable that requires grad is being used in an in-place
 // operation" ranked the entry for "a view of a leaf Variable that requires grad ..." first.
 // Entry pages carry their messages as tags; results are reordered so that pages with a
-// message close to the query (Jaccard similarity of the word sets) come first.
+// message the query holds nearly all of come first (closest to the query first).
+// search-owner.js lists the entries whose signatures match the query above all these.
 //
 // Loaded in the page head, before the theme's bundle creates the search worker.
 (function () {
@@ -43,37 +44,48 @@
   }
   window.failpediaCleanQuery = cleanQuery;
 
+  // A message's words, less its numbers (sizes, line numbers, ranks, times: what differs
+  // from one run to the next).
+  var NUMBER = /^[0-9.]+$/;
   function words(text) {
     var set = new Set();
-    cleanQuery(text).toLowerCase().split(" ").forEach(function (word) { if (word) set.add(word); });
+    cleanQuery(text).toLowerCase().split(" ").forEach(function (word) {
+      if (word && !NUMBER.test(word)) set.add(word);
+    });
     return set;
   }
 
-  // Closeness of a query to a page's messages: the best Jaccard similarity between the query's
-  // words and one message's words (1 when the query is the message, word for word).
+  // Closeness of a query to a page's messages, for the message closest to it: 0 unless the
+  // query holds at least CONTAINED of the message's words (a log line holds its message
+  // and more: a timestamp, a level, a rank), then 1 plus the Jaccard similarity of the
+  // two word sets, so that the message the query is closest to as a whole wins. A message
+  // of one word ("Killed") is no evidence.
+  var CONTAINED = 0.8;
   function closeness(query, messages) {
     var best = 0;
     messages.forEach(function (message) {
+      if (message.size < 2) return;
       var shared = 0;
       message.forEach(function (word) { if (query.has(word)) shared += 1; });
-      var union = query.size + message.size - shared;
-      if (union) best = Math.max(best, shared / union);
+      if (shared / message.size < CONTAINED) return;
+      best = Math.max(best, 1 + shared / (query.size + message.size - shared));
     });
     return best;
   }
 
-  // Pages whose closeness is at least CLOSE come first, closest first; the others keep lunr's
-  // order after them. Prose queries ("nan loss") are close to no message and are not reordered.
-  var CLOSE = 0.5;
+  // Pages close to the query come first, closest first; the others keep lunr's order after
+  // them. Prose queries ("nan loss") are close to no message and are not reordered.
   function rerank(query, groups, messagesByPage) {
     var queryWords = words(query);
     var scored = groups.map(function (group, position) {
       var page = String(group[0] && group[0].location || "").split("#")[0];
       var score = closeness(queryWords, messagesByPage.get(page) || []);
-      return { group: group, position: position, score: score >= CLOSE ? score : 0 };
+      return { group: group, position: position, score: score };
     });
     scored.sort(function (a, b) { return b.score - a.score || a.position - b.position; });
-    return scored.map(function (item) { return item.group; });
+    var groups = scored.map(function (item) { return item.group; });
+    groups.close = scored.filter(function (item) { return item.score > 0; }).length;
+    return groups;
   }
 
   // Entry pages publish their messages HTML-escaped, since the theme shows them as HTML;
@@ -98,7 +110,8 @@
   // type 2 ({type, data}); it answers a query with a message of type 3. The query is cleaned
   // here so the text in the box stays exactly what the reader pasted. Queries are also
   // debounced: the search runs on every keyup, and a long error message typed or pasted in
-  // pieces would otherwise queue one full search per character. This script is loaded before
+  // pieces would otherwise queue one full search per character; a paste or a drop, one
+  // input event with the whole text, is searched at once. This script is loaded before
   // the theme's bundle (templates/theme/main.html), so the theme's listener on the worker is
   // wrapped and receives the reordered answer.
   var searches = new WeakMap();  // search worker -> {pages, queries}
@@ -107,20 +120,37 @@
   Worker.prototype.postMessage = function (message) {
     var worker = this;
     if (message && message.type === 0 && message.data && Array.isArray(message.data.docs)) {
-      searches.set(worker, { pages: messagesByPage(message.data.docs), queries: [] });
+      var pageCount = new Set(message.data.docs.map(function (doc) {
+        return String(doc.location || "").split("#")[0];
+      })).size;
+      searches.set(worker, { pages: messagesByPage(message.data.docs), queries: [],
+                             pageCount: pageCount });
       return postMessage.apply(this, arguments);
     }
     if (!(message && message.type === 2 && typeof message.data === "string")) {
       return postMessage.apply(this, arguments);
     }
-    var cleaned = Object.assign({}, message, { data: cleanQuery(message.data) });
+    var raw = message.data;
     clearTimeout(pending);
     pending = setTimeout(function () {
-      var search = searches.get(worker);
-      if (search) search.queries.push(cleaned.data);
-      postMessage.call(worker, cleaned);
-    }, 150);
+      // The matcher's answer first (search-owner.js): the pages it lists are left out of
+      // the full-text results, and where it read the query as a log line, the line without
+      // its log prefixes ("[rank3]: ", a timestamp) is searched for. Queries are sent in
+      // the order they came.
+      var owner = window.failpediaSearchOwner;
+      sending = sending.then(function () {
+        return owner ? owner.match(raw) : null;
+      }).then(function (matched) {
+        var text = owner && matched ? owner.line(raw, matched) : raw;
+        var cleaned = Object.assign({}, message, { data: cleanQuery(text) });
+        var search = searches.get(worker);
+        if (search) search.queries.push({ raw: raw, cleaned: cleaned.data, matched: matched });
+        postMessage.call(worker, cleaned);
+      });
+    }, pasting ? 0 : 150);
   };
+  var sending = Promise.resolve();
+  var pasting = false;  // the query comes from a paste or a drop: one event, no keys follow
 
   var reordered = new WeakMap();  // answer event -> the event with reordered results
   function reorder(worker, event) {
@@ -132,7 +162,12 @@
       var query = search.queries.shift();
       var items = query === undefined
         ? answer.data.items
-        : rerank(query, answer.data.items, search.pages);
+        : rerank(query.cleaned, answer.data.items, search.pages);
+      var close = items.close || 0;
+      var owner = window.failpediaSearchOwner;
+      if (owner && query !== undefined) {
+        items = owner.arrange(query.raw, items, query.matched, search.pageCount, close);
+      }
       var result = Object.assign({}, answer.data, { items: items });
       var data = Object.assign({}, answer, { data: result });
       reordered.set(event, new MessageEvent("message", { data: data }));
@@ -162,6 +197,11 @@
   document.addEventListener("input", function (event) {
     var input = event.target;
     if (!input || !input.matches || !input.matches("[data-md-component=search-query]")) return;
-    input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
+    pasting = /^insertFrom(Paste|Drop)/.test(event.inputType || "");
+    try {
+      input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
+    } finally {
+      pasting = false;
+    }
   });
 })();

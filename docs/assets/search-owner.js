@@ -1,0 +1,411 @@
+// The site search, for a pasted error message: the entries whose signatures match the
+// query are listed first, with the part of the query that matched marked, above the
+// full-text results.
+//
+// The query is matched by the log page's worker (diagnose-worker.js) against
+// signatures.json: the same compiled patterns and the same line rules (log prefixes like
+// "[rank3]:" or a timestamp stripped, ANSI codes removed, the line cap) as the log page and
+// `failpedia diagnose`, so a message the command line recognizes is recognized here too.
+// Nothing leaves the browser. The worker is started when the search box is first focused
+// (it fetches signatures.json once), and each query is matched as it is typed, without the
+// full-text search's debounce: one request at a time, the latest text next.
+//
+// search-paste.js asks `match` for the matcher's answer before it sends a query to the
+// full-text search, and hands that search's answer to `arrange`, which leaves out the pages
+// already listed here and the pages that hold too few of the query's words, and writes the
+// result count. Every text put on the page (entry titles, the query) is set as text, never
+// as HTML.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var assets = new URL(".", script ? script.src : location.href);
+  var siteRoot = new URL("../", assets);
+  var QUERY = "[data-md-component=search-query]";
+  var RESULT = "[data-md-component=search-result]";
+  // The most entries listed for one query, and how much of the query is shown around the
+  // marked part: a pasted message can be long, a result stays a few lines high.
+  var MAX_ENTRIES = 5;
+  var CONTEXT_CHARS = 48;
+  var MAX_MARK_CHARS = 240;
+
+  var worker = null;
+  var failed = false;
+  var inFlight = null;    // the text the worker is matching now
+  var next = null;        // the text to match when it is done
+  var answers = new Map();  // text -> the worker's result (the last few texts)
+  var waiting = new Map();  // text -> resolvers of match(text)
+  var shown = null;       // {query, findings} on the page now
+  var pages = null;       // {query, count} of the full-text answer for the query shown
+  var settled = null;     // {query, entries, pages} once both answers for it are on the page
+
+  function box() { return document.querySelector(QUERY); }
+
+  function start() {
+    if (worker || failed) return;
+    try {
+      worker = new Worker(new URL("diagnose-worker.js", assets));
+    } catch (error) {
+      fail();
+      return;
+    }
+    worker.onmessage = answered;
+    worker.onerror = fail;
+  }
+
+  // Without a matcher (no workers, signatures.json missing) the full-text search still works.
+  function fail() {
+    failed = true;
+    if (worker) worker.terminate();
+    worker = null;
+    inFlight = next = null;
+    waiting.forEach(function (resolvers, text) { settle(text, null); });
+  }
+
+  function settle(text, result) {
+    if (result) {
+      answers.set(text, result);
+      if (answers.size > 8) answers.delete(answers.keys().next().value);
+    }
+    var resolvers = waiting.get(text);
+    waiting.delete(text);
+    (resolvers || []).forEach(function (resolve) { resolve(result); });
+  }
+
+  function ask(text) {
+    if (answers.has(text)) {
+      show(text, answers.get(text));
+      return;
+    }
+    start();
+    if (!worker) return;
+    if (inFlight !== null) {
+      if (next !== null && next !== text) settle(next, null);  // superseded before it ran
+      next = text;
+      return;
+    }
+    inFlight = text;
+    worker.postMessage({ indexUrl: new URL("signatures.json", siteRoot).href, text: text,
+                         name: "search", context: 0 });
+  }
+
+  function answered(event) {
+    var message = event.data;
+    if (!message || message.type === "progress") return;
+    if (message.type !== "done") {  // signatures.json could not be read
+      fail();
+      return;
+    }
+    var text = inFlight;
+    inFlight = null;
+    var result = message.result;
+    settle(text, result);
+    if (result) show(text, result);
+    if (next !== null) {
+      var following = next;
+      next = null;
+      ask(following);
+    }
+  }
+
+  // The matcher's answer for `text` (null where there is none), once it has one.
+  function match(text) {
+    if (answers.has(text)) return Promise.resolve(answers.get(text));
+    if (failed || !text) return Promise.resolve(null);
+    return new Promise(function (resolve) {
+      if (!waiting.has(text)) waiting.set(text, []);
+      waiting.get(text).push(resolve);
+      if (inFlight !== text && next !== text) ask(text);
+    });
+  }
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  // Where the worker's line (the query after its log prefixes, cut at the line cap) starts
+  // in the query, so the mark falls on the query as typed: the prefixes are shown before
+  // it. -1 where it is not found as is (ANSI codes were removed from it, say).
+  function lineStart(query, line) {
+    return line ? query.indexOf(line) : -1;
+  }
+
+  // The query with the matched part marked: [before, marked, after], each cut to a few lines.
+  function marked(query, first) {
+    var chars = Array.from(first.text);  // the match is counted in code points
+    var before = chars.slice(0, first.match[0]).join("");
+    var hit = chars.slice(first.match[0], first.match[1]).join("");
+    var after = chars.slice(first.match[1]).join("");
+    var start = lineStart(query, first.text);
+    if (start >= 0) {
+      before = query.slice(0, start) + before;
+      var end = start + first.text.length;
+      after += query.slice(end, end + 2 * CONTEXT_CHARS);  // all that can be shown of it
+    }
+    before = Array.from(before);
+    after = Array.from(after);
+    hit = Array.from(hit);
+    return [
+      (before.length > CONTEXT_CHARS ? "\u2026" : "") + before.slice(-CONTEXT_CHARS).join(""),
+      hit.length > MAX_MARK_CHARS ? hit.slice(0, MAX_MARK_CHARS).join("") + "\u2026" : hit.join(""),
+      after.slice(0, CONTEXT_CHARS).join("") + (after.length > CONTEXT_CHARS ? "\u2026" : ""),
+    ];
+  }
+
+  function owners() {
+    var result = document.querySelector(RESULT);
+    if (!result) return null;
+    var block = result.querySelector(":scope > [data-fp-search-owners]");
+    if (!block) {
+      block = element("ol", "fp-search-owners");
+      block.setAttribute("data-fp-search-owners", "");
+      block.hidden = true;
+      // Between the theme's result count (its first child) and its list (its last child).
+      result.insertBefore(block, result.lastElementChild);
+    }
+    return block;
+  }
+
+  // An entry's title, its `code` spans as code (as the theme shows the page's title).
+  function titleElement(title) {
+    var heading = element("h1");
+    String(title).split("`").forEach(function (part, index) {
+      if (!part) return;
+      heading.appendChild(index % 2 ? element("code", null, part) : document.createTextNode(part));
+    });
+    return heading;
+  }
+
+  function entryItem(query, finding) {
+    var item = element("li", "md-search-result__item fp-search-owner");
+    item.setAttribute("data-entry", finding.id);
+    var link = element("a", "md-search-result__link");
+    link.href = new URL(finding.url, siteRoot).href;
+    link.tabIndex = -1;
+    var article = element("article", "md-search-result__article md-typeset");
+    article.appendChild(element("div", "md-search-result__icon md-icon"));
+    article.appendChild(titleElement(finding.title));
+    var line = element("p", "fp-search-owner__line");
+    var parts = marked(query, finding.first);
+    line.appendChild(document.createTextNode(parts[0]));
+    line.appendChild(element("mark", null, parts[1]));
+    line.appendChild(document.createTextNode(parts[2]));
+    article.appendChild(line);
+    link.appendChild(article);
+    item.appendChild(link);
+    return item;
+  }
+
+  // The worker orders findings as the log page does: an initiating failure before one that
+  // follows from it, a cause before its effect. On one line it cannot tell a wrapper from
+  // the error it carries ("InductorError: InvalidCxxCompiler: ..."): the carried error,
+  // matched further along the line, is the specific one and comes first.
+  var ROLES = { initiating: 0, downstream: 1 };
+  function ranked(findings) {
+    return findings.map(function (finding, position) {
+      return { finding: finding, role: ROLES[finding.role] || 0,
+               start: finding.first.match[0], position: position };
+    }).sort(function (a, b) {
+      return a.role - b.role || b.start - a.start || a.position - b.position;
+    }).map(function (item) { return item.finding; });
+  }
+
+  function show(query, result) {
+    var input = box();
+    if (!input || input.value !== query) return;  // an answer for text no longer there
+    var block = owners();
+    if (!block) return;
+    var findings = query ? ranked(result.findings) : [];
+    block.textContent = "";
+    findings.slice(0, MAX_ENTRIES).forEach(function (finding) {
+      block.appendChild(entryItem(query, finding));
+    });
+    block.hidden = !findings.length;
+    shown = { query: query, findings: findings, errorLike: result.unmatched.length > 0 };
+    writeCount();
+  }
+
+  function clear() {
+    var block = owners();
+    if (block) {
+      block.textContent = "";
+      block.hidden = true;
+    }
+    shown = pages = settled = null;
+  }
+
+  function plural(count, one, other) {
+    return count === 1 ? one : other.replace("#", String(count));
+  }
+
+  function countText() {
+    var input = box();
+    if (!shown || !input || input.value !== shown.query) return null;  // not for this text
+    var entries = shown.findings.length;
+    var parts = [];
+    if (entries) {
+      parts.push(plural(entries, "1 entry matches this message", "# entries match this message"));
+    } else if (shown.errorLike) {
+      parts.push("No entry's signature matches this message");
+    }
+    if (pages && pages.query === shown.query) {
+      var count = pages.count;
+      var other = entries ? "other " : "";
+      var words = parts.length ? "its words" : "these words";  // of the message, or of prose
+      parts.push(count
+        ? plural(count, "1 " + other + "page mentions " + words,
+                 "# " + other + "pages mention " + words)
+        : "no " + other + "page mentions " + words);
+    }
+    if (!parts.length) return null;
+    var text = parts.join("; ");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  // The theme's count (its first child of the result), replaced by this one whenever the
+  // theme writes its own.
+  function writeCount() {
+    var result = document.querySelector(RESULT);
+    var meta = result && result.firstElementChild;
+    var text = countText();
+    if (!meta || text === null || meta.textContent === text) return;
+    meta.textContent = text;
+  }
+
+  // The query terms each page holds: the theme's answer marks each term as found or not
+  // in the page and in each of its sections.
+  function heldTerms(group) {
+    var terms = {};
+    group.forEach(function (doc) {
+      Object.keys(doc.terms || {}).forEach(function (term) {
+        terms[term] = terms[term] || !!doc.terms[term];
+      });
+    });
+    return terms;
+  }
+
+  // A page mentions the query's words when it holds at least 40% of what they weigh, a
+  // word weighing more the fewer pages hold it (log(pages / pages holding it)). The
+  // full-text search lists a page holding any one of them: "RuntimeError", "of" or
+  // "version" alone put 90 pages of 93 in the answer to a pasted message. The answer lists
+  // every page holding any of the words, so it tells how many pages hold each; a word no
+  // page holds weighs nothing, and neither does a number (a time, a size, a line number:
+  // what differs from one run to the next). The theme names a stop word
+  // ("of", "is") only where a page holds a word it starts ("offline"): a word missing
+  // from a page's terms is one of those, and weighs nothing either.
+  var MENTIONS = 0.4;
+  var NUMBER = /^[0-9.]+$/;
+
+  function mentionShares(items, pageCount) {
+    var held = items.map(heldTerms);
+    var holders = {};
+    var stopWords = new Set();
+    held.forEach(function (terms) {
+      Object.keys(terms).forEach(function (term) {
+        holders[term] = (holders[term] || 0) + (terms[term] ? 1 : 0);
+      });
+    });
+    held.forEach(function (terms) {
+      Object.keys(holders).forEach(function (term) {
+        if (!(term in terms)) stopWords.add(term);
+      });
+    });
+    var total = Math.max(pageCount || 0, items.length);
+    var weight = {};
+    var sum = 0;
+    Object.keys(holders).forEach(function (term) {
+      var counted = holders[term] && !stopWords.has(term) && !NUMBER.test(term);
+      weight[term] = counted ? Math.log((total + 1) / holders[term]) : 0;
+      sum += weight[term];
+    });
+    return held.map(function (terms) {
+      if (!sum) return 1;
+      var share = 0;
+      Object.keys(terms).forEach(function (term) { if (terms[term]) share += weight[term]; });
+      return share / sum;
+    });
+  }
+
+  function pagePath(group) {
+    return new URL(String(group[0] && group[0].location || ""), siteRoot).pathname;
+  }
+
+  // The full-text answer for `query`: its pages without those listed above and those that
+  // hold too few of its words, though the first page and the first `close` (those holding
+  // one of their messages nearly word for word, search-paste.js) are always kept. The count
+  // is written once both answers are in.
+  function arrange(query, items, result, pageCount, close) {
+    var input = box();
+    if (result && input && input.value === query && (!shown || shown.query !== query)) {
+      shown = { query: query, findings: ranked(result.findings),
+                errorLike: result.unmatched.length > 0 };
+    }
+    var listed = new Set((shown && shown.query === query ? shown.findings : [])
+      .map(function (finding) { return new URL(finding.url, siteRoot).pathname; }));
+    var shares = mentionShares(items, pageCount);
+    var kept = items.filter(function (group, position) {
+      var mentions = position < Math.max(close || 0, 1) || shares[position] >= MENTIONS;
+      return mentions && !listed.has(pagePath(group));
+    });
+    pages = { query: query, count: kept.length };
+    // The theme renders the answer and writes its own count once this returns; this count
+    // replaces it.
+    setTimeout(function () {
+      writeCount();
+      settled = { query: query, entries: listed.size, pages: kept.length };
+    }, 0);
+    return kept;
+  }
+
+  function watch() {
+    var input = box();
+    var result = document.querySelector(RESULT);
+    if (!input || !result || input.getAttribute("data-fp-search-owner")) return;
+    input.setAttribute("data-fp-search-owner", "1");
+    owners();
+    input.addEventListener("focus", start);
+    var onChange = function () {
+      if (input.value) ask(input.value);
+      else clear();
+    };
+    input.addEventListener("input", onChange);
+    input.addEventListener("keyup", onChange);
+    if (input.form) input.form.addEventListener("reset", function () { setTimeout(clear, 0); });
+    new MutationObserver(writeCount)
+      .observe(result.firstElementChild, { childList: true, characterData: true, subtree: true });
+  }
+
+  // Enter in the search box opens the first result: the matched entry where there is one
+  // (the theme would open the full-text result with the highest score).
+  window.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || !event.target || !event.target.matches ||
+        !event.target.matches(QUERY)) return;
+    var first = document.querySelector(RESULT + " > [data-fp-search-owners]:not([hidden]) a[href]");
+    if (!first) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    first.click();
+  }, true);
+
+  // The query as the matcher read it, without its log prefixes ("[rank3]: ", a timestamp),
+  // where it read it as a line that holds a signature or looks like an error; else as is.
+  function line(query, result) {
+    if (result && result.findings.length) return result.findings[0].first.text;
+    if (result && result.unmatched.length) return result.unmatched[0].text;
+    return query;
+  }
+
+  // What the page shows (for tests and the curious): the query whose matched entries are
+  // listed, and the query whose full-text results are listed too.
+  function state() {
+    return { shown: shown && { query: shown.query, entries: shown.findings.map(function (f) {
+               return f.id; }) },
+             settled: settled };
+  }
+
+  window.failpediaSearchOwner = { match: match, line: line, arrange: arrange, state: state };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
+  else watch();
+})();
