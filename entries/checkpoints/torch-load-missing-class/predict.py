@@ -8,7 +8,6 @@ import os
 import sys
 
 import torch
-
 from repro import load_model
 
 model_path = sys.argv[1]

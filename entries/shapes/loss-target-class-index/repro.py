@@ -44,7 +44,7 @@ if FIXED:
         labels = labels.reshape(-1)
         assert torch.equal(labels, labels.round()), "class codes must be whole numbers"
         labels = labels.long()
-        assert 0 <= labels.min() and labels.max() < num_classes, (labels.min(), labels.max())
+        assert labels.min() >= 0 and labels.max() < num_classes, (labels.min(), labels.max())
         return labels
 # --- fix: end
 

@@ -38,7 +38,7 @@ if FIXED:
         return model(batch).squeeze(1)  # (N, 1) -> (N,)
 # --- fix: end
 
-for step in range(300):  # full-batch gradient descent
+for _step in range(300):  # full-batch gradient descent
     loss = criterion(predict(features), targets)
     optimizer.zero_grad()
     loss.backward()
