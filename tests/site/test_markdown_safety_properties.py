@@ -40,9 +40,10 @@ TAGS = {
     *("a", "blockquote", "br", "code", "div", "em", "hr", "img", "input", "label", "li"),
     *("ol", "p", "pre", "span", "strong", "sub", "sup", "table", "tbody", "td", "th"),
     *("thead", "tr", "ul", "h1", "h2", "h3", "h4", "h5", "h6"),
+    *("details", "summary"),  # the page's folded blocks (sources, the whole reproducer)
 }
 ATTRIBUTES = {"alt", "checked", "class", "disabled", "href", "id", "name", "src", "start"}
-ATTRIBUTES |= {"style", "title", "type"}
+ATTRIBUTES |= {"style", "title", "type", "open"}
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from sitebuild import REPO
 
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
@@ -114,7 +115,8 @@ def test_no_published_file_holds_a_build_machine_path(built_site: Path) -> None:
 
 def test_the_home_search_box_searches(page, site_url: str) -> None:  # noqa: ANN001
     _open(page, site_url, PAGES["home"])
-    page.locator(".fp-search-input").fill("torch.OutOfMemoryError: CUDA out of memory")
-    first = page.locator(".md-search-result__item a").first
+    entry = yaml.safe_load((REPO / "entries" / "cuda" / "cuda-oom" / "entry.yaml").read_text())
+    page.locator(".fp-search-input").fill(entry["signatures"][0]["text"].splitlines()[0])
+    first = page.locator("[data-fp-search-owners] a[href]").first
     first.wait_for(state="visible", timeout=15000)
     assert "cuda-oom" in (first.get_attribute("href") or "")
