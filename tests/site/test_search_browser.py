@@ -58,18 +58,23 @@ def search_page(loaded_page):  # noqa: ANN001, ANN201
 
 
 def _causes(url: str) -> list[str]:
-    """The pages of the entries the catalog names as causes of the entry at ``url``."""
+    """The pages of the entries the catalog names as causes of the entry at ``url``, or as
+    confused with it (the same message, printed by another failure)."""
     entry_id = url.rstrip("/").rsplit("/", 1)[-1]
+    links = CATALOG.links(entry_id)
     return [
         f"{link.target.entry.category}/{link.target.entry.id}/"
-        for link in CATALOG.links(entry_id).get("caused-by", [])
+        for relation in ("caused-by", "confused-with")
+        for link in links.get(relation, [])
     ]
 
 
-# The owner is first, or the signature matcher lists it after only entries that cause it:
-# a line that holds two entries' messages ("watchdog thread terminated with exception:
-# ... Watchdog caught collective operation timeout") lists the cause first, as the log
-# page does.
+# The owner is first, or the signature matcher lists it after only entries that cause it
+# or that the catalog declares confused with it: a line that holds two entries' messages
+# ("watchdog thread terminated with exception: ... Watchdog caught collective operation
+# timeout") lists the cause first, as the log page does, and a message two failures print
+# alike ("Can't get attribute 'X' on <module '__main__'>": torch.load, or a spawned
+# DataLoader worker) lists both.
 OWNER_FIRST = """([selector, expected, causes]) => {
     const path = link => new URL(link.href).pathname;
     const link = document.querySelector(selector);
