@@ -9,10 +9,11 @@ committed) for a person to look at.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from sitebuild import REPO
+from sitebuild import REPO, SiteServer
 
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 PAGES = {
@@ -23,7 +24,6 @@ PAGES = {
     "log-page": "diagnose/",
     "coverage": "coverage/",
     "contributing": "contributing/",
-    "not-found": "404.html",  # what the host serves for any missing address
 }
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 
@@ -93,11 +93,22 @@ def test_home_offers_search_and_the_log_page_on_every_size(page, site_url: str) 
     assert log_link.count() >= 1 and log_link.first.is_visible()
 
 
-def test_the_404_page_has_search_and_the_log_page(page, site_url: str) -> None:  # noqa: ANN001
-    _open(page, site_url, PAGES["not-found"])
-    text = page.locator("article").inner_text()
-    assert "not found" in text.lower()
-    assert page.locator("article a", has_text="log page").count() >= 1
+def test_the_404_page_has_search_and_the_log_page(page, built_site: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    """Served where the host serves it, under the site's path (its links and styles are
+    absolute there, since it answers for any missing address)."""
+    base = urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
+    (tmp_path / base.strip("/")).symlink_to(built_site)
+    with SiteServer(tmp_path) as server:
+        _open(page, server.url.rstrip("/") + base.rstrip("/"), "404.html")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"not-found-served-{page.size_name}.png"))
+        text = page.locator("article").inner_text()
+        assert "not found" in text.lower()
+        log_page = page.locator("article a", has_text="log page")
+        assert log_page.count() >= 1
+        assert page.locator(".md-search__input").count() == 1  # the header's search
+        width = page.viewport_size["width"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
 def test_no_published_file_holds_a_build_machine_path(built_site: Path) -> None:
