@@ -199,16 +199,17 @@
   }
 
   // The worker orders findings as the log page does: an initiating failure before one that
-  // follows from it, a cause before its effect. On one line it cannot tell a wrapper from
-  // the error it carries ("InductorError: InvalidCxxCompiler: ..."): the carried error,
-  // matched further along the line, is the specific one and comes first.
+  // follows from it, a cause before its effect, as the catalog declares them (a wrapper is
+  // caused by the error it carries: "InductorError: InvalidCxxCompiler: ..." lists the
+  // compiler entry first).
   var ROLES = { initiating: 0, downstream: 1 };
   function ranked(findings) {
     return findings.map(function (finding, position) {
-      return { finding: finding, role: ROLES[finding.role] || 0,
-               start: finding.first.match[0], position: position };
+      return { finding: finding, role: ROLES[finding.role] || 0, position: position };
     }).sort(function (a, b) {
-      return a.role - b.role || b.start - a.start || a.position - b.position;
+      // The worker's order already puts a cause before what it causes (the catalog's
+      // declared relations, as the log page and the CLI do); keep it within a role.
+      return a.role - b.role || a.position - b.position;
     }).map(function (item) { return item.finding; });
   }
 
