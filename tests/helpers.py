@@ -188,3 +188,31 @@ def cpu_time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+
+
+# What fills a fresh scaffold (`failpedia new`) so that it validates: each placeholder the
+# entry file leaves, then "Filled in" for the free texts, and an assertion in the
+# reproducer's check region.
+SCAFFOLD_FILL = {
+    "kind: TODO": "kind: crash",
+    "role: TODO": "role: initiating",
+    "verified_from: TODO": "verified_from: reproducer-output",
+    "device: TODO": "device: cpu",
+    "text: TODO  # the message": "text: 'QuxError: widget 9 is new'  #",
+    "pattern: TODO": r"pattern: 'QuxError: widget \d+ is new'",
+}
+SCAFFOLD_CHECK = "# TODO: assert the result equals a reference"
+
+
+def fill_scaffold(root: Path, entry: str) -> None:
+    """Fill every placeholder of a scaffolded entry and its reproducer."""
+    path = entry_file(root, entry)
+    text = path.read_text(encoding="utf-8")
+    for old, new in SCAFFOLD_FILL.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text.replace("TODO", "Filled in"), encoding="utf-8")
+    script = path.with_name("repro.py")
+    source = script.read_text(encoding="utf-8")
+    assert source.count(SCAFFOLD_CHECK) == 1
+    script.write_text(source.replace(SCAFFOLD_CHECK, "assert widgets == 9  #"), encoding="utf-8")

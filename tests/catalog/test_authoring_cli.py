@@ -17,6 +17,7 @@ from helpers import (
     copy_fixture,
     display,
     entry_file,
+    fill_scaffold,
     replace_in_entry,
     run_cli,
     validate,
@@ -87,25 +88,7 @@ def test_new_entry_fails_only_on_its_todo_placeholders(root):
 
 def test_new_entry_passes_once_the_todos_are_filled(root):
     assert run_cli(root, "new", NEW).returncode == 0
-    text = entry_file(root, NEW).read_text(encoding="utf-8")
-    fill = {
-        "kind: TODO": "kind: crash",
-        "role: TODO": "role: initiating",
-        "verified_from: TODO": "verified_from: reproducer-output",
-        "device: TODO": "device: cpu",
-        "text: TODO  # the message": "text: 'QuxError: widget 9 is new'  #",
-        "pattern: TODO": r"pattern: 'QuxError: widget \d+ is new'",
-    }
-    for old, new in fill.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    text = text.replace("TODO", "Filled in")
-    entry_file(root, NEW).write_text(text, encoding="utf-8")
-    script = entry_file(root, NEW).with_name("repro.py")
-    check = "# TODO: assert the result equals a reference"
-    source = script.read_text(encoding="utf-8")
-    assert source.count(check) == 1
-    script.write_text(source.replace(check, "assert widgets == 9  #"), encoding="utf-8")
+    fill_scaffold(root, NEW)
     result = run_cli(root, "validate")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "4 entries in 2 categories: no problems.\n"

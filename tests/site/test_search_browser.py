@@ -5,26 +5,11 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from failpedia.catalog.validate import load_catalog
 from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
+from search_cases import CATALOG, signature_cases
 from sitebuild import REPO
 
-CATALOG, _ = load_catalog(REPO / "entries", REPO)
-
-
-def _queries() -> list[tuple[str, str, str]]:
-    """(entry page path, label, query): each signature's identifying line and each alias."""
-    cases = []
-    for item in CATALOG.entries:
-        url = f"{item.entry.category}/{item.entry.id}/"
-        for index, line in enumerate(item.signature_lines()):
-            cases.append((url, f"{item.entry.id}-signature{index}", line))
-        for index, alias in enumerate(item.entry.aliases):
-            cases.append((url, f"{item.entry.id}-alias{index}", alias.text))
-    return cases
-
-
-CASES = _queries()
+CASES = signature_cases()
 # The first result: an entry the signature matcher lists (search-owner.js), else the first
 # full-text result.
 FIRST_RESULT = ".md-search-result a.md-search-result__link"

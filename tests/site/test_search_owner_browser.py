@@ -14,10 +14,8 @@ import zlib
 from urllib.parse import urlsplit
 
 import pytest
-from failpedia.catalog.validate import load_catalog
-from sitebuild import REPO
+from search_cases import signature_cases
 
-CATALOG, _ = load_catalog(REPO / "entries", REPO)
 BOX = "input[data-md-component=search-query]"
 OWNER_FIRST_GOAL = 0.95
 FIRST_RESULT_BOUND_MS = 300
@@ -84,19 +82,7 @@ def variants(text: str) -> list[tuple[str, str]]:
     return [(label, query) for query, label in unique.items()]
 
 
-def _base_cases() -> list[tuple[str, str, str]]:
-    """(entry page path, label, text): each signature's identifying line and each alias."""
-    cases = []
-    for item in CATALOG.entries:
-        url = f"{item.entry.category}/{item.entry.id}/"
-        for index, line in enumerate(item.signature_lines()):
-            cases.append((url, f"{item.entry.id}-signature{index}", line))
-        for index, alias in enumerate(item.entry.aliases):
-            cases.append((url, f"{item.entry.id}-alias{index}", alias.text))
-    return cases
-
-
-BASE_CASES = _base_cases()
+BASE_CASES = signature_cases()
 
 
 def _all_cases() -> list[tuple[str, str, str]]:

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURE, JAM, LIMIT, TIMEOUT, entry_file, run_cli
+from helpers import FIXTURE, JAM, LIMIT, TIMEOUT, entry_file, fill_scaffold, run_cli
 from sitebuild import REPO, fetch, mkdocs_build, mkdocs_serve, wait_for
 
 # Starts mkdocs serve and waits for rebuilds.
@@ -51,17 +51,8 @@ def _finish_draft(project: Path) -> None:
     """Fill every placeholder of the draft so that it validates."""
     draft = entry_file(project, DRAFT)
     text = draft.read_text(encoding="utf-8").replace(DRAFT_TITLE, "Widget finished at last")
-    fill = {
-        "kind: TODO": "kind: crash",
-        "role: TODO": "role: initiating",
-        "verified_from: TODO": "verified_from: reproducer-output",
-        "device: TODO": "device: cpu",
-        "text: TODO  # the message": "text: 'QuxError: widget 9 is new'  #",
-        "pattern: TODO": r"pattern: 'QuxError: widget \d+ is new'",
-    }
-    for old, new in fill.items():
-        text = text.replace(old, new)
-    draft.write_text(text.replace("TODO", "Filled in"), encoding="utf-8")
+    draft.write_text(text, encoding="utf-8")
+    fill_scaffold(project, DRAFT)
 
 
 def _work_lines(terminal: Path) -> list[tuple[int, int, int, int]]:

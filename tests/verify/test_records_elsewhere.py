@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 from verify_helpers import copy_project, verify
 
 QUICK = ["proves", "never-reproduces", "fix-fails", "check-fails", "check-skipped"]
@@ -51,37 +51,12 @@ def test_records_made_elsewhere_merge_into_the_project(tmp_path: Path) -> None:
     ]
     assert not (root / "verification").exists()
 
-    merge = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "failpedia.cli",
-            "--root",
-            str(root),
-            "merge-records",
-            str(elsewhere),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    merge = run_cli(root, "merge-records", str(elsewhere))
     assert merge.returncode == 0, merge.stderr
     assert merge.stdout == f"2 results merged into {root / 'verification'}\n"
     record = json.loads((root / "verification" / "proves.json").read_text(encoding="utf-8"))
     assert [result["verdict"] for result in record["results"]] == ["proved"]
     # Merging the same records again replaces them (newest per environment), never duplicates.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "failpedia.cli",
-            "--root",
-            str(root),
-            "merge-records",
-            str(elsewhere),
-        ],
-        capture_output=True,
-        check=True,
-    )
+    assert run_cli(root, "merge-records", str(elsewhere)).returncode == 0
     record = json.loads((root / "verification" / "proves.json").read_text(encoding="utf-8"))
     assert len(record["results"]) == 1

@@ -31,10 +31,6 @@ class RegionError(ValueError):
     """The markers of a region are missing, unbalanced or repeated."""
 
 
-# The name the validator has always used for a bad fix region.
-FixRegionError = RegionError
-
-
 @dataclass(frozen=True)
 class Region:
     """One marked region: its code and where it lies (1-based lines of the markers)."""
@@ -76,11 +72,6 @@ def find_region(source: str, name: str) -> Region:
 def extract_fix_region(source: str) -> str:
     """The dedented code between the fix markers."""
     return find_region(source, FIX).code
-
-
-def extract_check_region(source: str) -> str:
-    """The dedented code between the check markers."""
-    return find_region(source, CHECK).code
 
 
 def mark_check_end(source: str, statement: str) -> str:

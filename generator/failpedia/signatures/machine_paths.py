@@ -43,11 +43,8 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def normalise_paths(text: str, roots: tuple[str, ...] = ()) -> str:
-    """``text`` with machine paths in their neutral form; ``roots`` are further folders
-    (a checkout, a sandbox's working folder) that become ``...``."""
-    for root in sorted({r.rstrip("/") for r in roots if r.strip("/")}, key=len, reverse=True):
-        text = re.sub(re.escape(root) + r"(?=/)", "...", text)
+def normalise_paths(text: str) -> str:
+    """``text`` with machine paths in their neutral form."""
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text
