@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from failpedia.catalog.model import INVERSE_RELATION, Category, Entry
+from failpedia.catalog.model import INVERSE_RELATION, Category, Entry, Reproducer
 from failpedia.signatures.dialect import CompiledPattern
 
 RELATION_ORDER = ("caused-by", "causes", "confused-with", "see-also")
@@ -35,6 +35,14 @@ class CatalogEntry:
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    @property
+    def reproducer(self) -> Reproducer:
+        """The reproducer that proves the entry; callers select entries that have one
+        (an entry documented from reports has ``evidence`` instead)."""
+        if self.entry.reproducer is None:
+            raise LookupError(f"{self.entry.id} is documented from reports: no reproducer")
+        return self.entry.reproducer
 
     def signature_lines(self) -> list[str]:
         """For each signature, the line of its text that its pattern matches: the line that

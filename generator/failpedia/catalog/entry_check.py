@@ -2,7 +2,8 @@
 against the model, and run the checks that need only its folder, its reproducer, the
 category registry and the names the site reserves (id and category against the folders
 and the reserved names, the reproducer against the proof contract, signature patterns
-against the dialect and their own text, signature texts without machine paths).
+against the dialect and their own text, signature texts without machine paths, the
+evidence of an entry documented from reports).
 ``validate`` adds the checks across entries.
 
 What one file's check reads besides the file itself (its reproducer) is recorded, so a
@@ -20,6 +21,7 @@ from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import CatalogEntry
 from failpedia.catalog.convert import convert_document
 from failpedia.catalog.entry_files import MAX_FILE_BYTES, SourceFile, read_yaml_file
+from failpedia.catalog.evidence_rules import check_proof_source
 from failpedia.catalog.model import SCHEMA_MODELINE, Entry
 from failpedia.catalog.problems import Problem, ProblemList
 from failpedia.catalog.reproducer_rules import review_script
@@ -99,6 +101,10 @@ def check_entry_file(
     if entry is None:
         return CheckedFile(None, source, tuple(problems), False, ())
     item = CatalogEntry(entry, path, source.display)
+    if entry.reproducer is None:
+        item.source_key = digest(source.text.encode("utf-8"))
+        passed = _check_entry(item, source, None, checks, problems)
+        return CheckedFile(item, source, tuple(problems), passed, ())
     script_path = item.folder / entry.reproducer.script
     script = read_checked(script_path, checks.entries_dir)
     script_digest = outcome_digest(script)
@@ -110,7 +116,7 @@ def check_entry_file(
 def _check_entry(
     item: CatalogEntry,
     source: SourceFile,
-    script: bytes | RefusedFile,
+    script: bytes | RefusedFile | None,
     checks: EntryChecks,
     problems: ProblemList,
 ) -> bool:
@@ -143,8 +149,10 @@ def _check_entry(
     if category_ids and entry.category not in category_ids:
         known = ", ".join(sorted(category_ids))
         problem(("category",), f"unknown category {entry.category!r}; known: {known}")
-    script_name = entry.reproducer.script
-    if isinstance(script, RefusedFile):
+    script_name = entry.reproducer.script if entry.reproducer else ""
+    if script is None:
+        pass  # no reproducer: ``check_proof_source`` says what the entry needs instead
+    elif isinstance(script, RefusedFile):
         if script.missing:
             problem(("reproducer", "script"), f"{script_name} not found in the entry folder")
         else:
@@ -175,6 +183,7 @@ def _check_entry(
     for index, related in enumerate(entry.related):
         if related.id == entry.id:
             problem(("related", index, "id"), "an entry cannot be related to itself")
+    check_proof_source(item, problem)
     check_signature_texts(item, source, problems)
     return len(problems) == before
 
@@ -184,6 +193,7 @@ def _check_script(
 ) -> None:
     """The reproducer against the proof contract (``reproducer_rules``); keeps its regions."""
     entry = item.entry
+    assert entry.reproducer is not None  # called only for an entry with a reproducer
     script = entry.reproducer.script
     try:
         text = code.decode("utf-8")

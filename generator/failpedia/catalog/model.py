@@ -20,6 +20,8 @@ PLACEHOLDER = "TODO"
 SCHEMA_MODELINE = "# yaml-language-server: $schema=../../entry.schema.json"
 
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+# A web address as the schema accepts it; ``web_url`` checks the rest.
+WEB_URL_PATTERN = r"^https?://[^\s<>\[\]\\\"`{}|^]+$"
 
 Kind = Literal["crash", "warning", "hang", "silent-wrong-result"]
 Role = Literal["initiating", "downstream"]
@@ -133,7 +135,7 @@ class Reference:
     title: str = spec("Title of the page.")
     url: str = spec(
         "Address of a page confirmed to exist.",
-        pattern=r"^https?://[^\s<>\[\]\\\"`{}|^]+$",
+        pattern=WEB_URL_PATTERN,
         web_url=True,
     )
 
@@ -168,6 +170,36 @@ class Reproducer:
 
 
 @dataclass(kw_only=True)
+class Report:
+    """A public report of the failure: where it is, its line as pasted, what it ran on."""
+
+    url: str = spec(
+        "Address of the public thread (an issue, a forum post) that shows the failure.",
+        pattern=WEB_URL_PATTERN,
+        web_url=True,
+    )
+    quote: str = spec(
+        "The failure's line exactly as the report shows it; a signature pattern must match it.",
+        verbatim=True,
+    )
+    versions: str = spec("The versions the report names: library, torch, CUDA, driver, OS.")
+    hardware: str | None = spec("The hardware the report names, if any.", default=None)
+
+
+@dataclass(kw_only=True)
+class Evidence:
+    """What documents a failure that no script can trigger on demand."""
+
+    unreproducible: str = spec(
+        "Why no script can trigger it on demand (a hardware fault, a driver's internal "
+        "error, a binary built for another system)."
+    )
+    reports: list[Report] = spec(
+        "Public reports of it, at least two, each from a different thread.", min_items=2
+    )
+
+
+@dataclass(kw_only=True)
 class Entry:
     """One failure: what the message means, why it happens, how to confirm and fix it."""
 
@@ -197,7 +229,16 @@ class Entry:
     related: list[Related] = spec("Typed links to other entries.", default=[])
     references: list[Reference] = spec("Upstream docs, source and issues.", default=[])
     versions: Versions | None = spec("Where it occurs and where it was fixed.", default=None)
-    reproducer: Reproducer = spec("How the runner proves the failure and its fix.")
+    reproducer: Reproducer | None = spec(
+        "How the runner proves the failure and its fix. Every entry has one, or `evidence` "
+        "when no script can trigger the failure on demand.",
+        default=None,
+    )
+    evidence: Evidence | None = spec(
+        "Public reports documenting a failure no script can trigger on demand; only in "
+        "place of `reproducer`, and for at most 15% of the catalog.",
+        default=None,
+    )
 
 
 @dataclass(kw_only=True)

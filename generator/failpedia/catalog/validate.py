@@ -3,12 +3,13 @@
 Each file is read with ``read_bounded`` (a regular file inside the entries folder, of a
 bounded size), converted against the model (``convert``) and checked where it lives
 (``entry_check``, its result reused while nothing it read changed: ``entry_cache``), then
-against the catalog as a whole: ids against folders and against the names the site
-already uses (``site_names``), categories against the registry, related links, signature
-patterns against the portable dialect, their own text and the matching engine, and
-signatures claimed by two entries. ``failpedia validate``, ``mkdocs build`` and every
-other command run these same checks; ``check_catalog`` also says which entry files were
-left out (the drafts ``mkdocs serve`` previews).
+against the catalog as a whole: ids against folders and against the names the site already
+uses (``site_names``), categories against the registry, related links, signature patterns
+against the portable dialect, their own text and the matching engine, signatures claimed
+by two entries, and the share of entries documented only from reports. ``failpedia
+validate``, ``mkdocs build`` and every other command run these same checks;
+``check_catalog`` also says which entry files were left out (the drafts ``mkdocs serve``
+previews).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from failpedia.catalog.entry_files import (
     find_misplaced_entry_files,
     read_yaml_file,
 )
+from failpedia.catalog.evidence_rules import evidence_share_problem
 from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.signature_rules import check_pattern_reach, read_healthy_logs
@@ -191,6 +193,9 @@ def _check_catalog(
     _check_shared_signatures(loaded, problems)
     check_pattern_reach(converted, read_healthy_logs(healthy_logs_dir, root, problems), problems)
     _check_engine(loaded, problems)
+    share = evidence_share_problem([item for item, _ in loaded])
+    if share is not None:  # the catalog's, not one entry's: no entry is left out for it
+        problems.add(display_path(entries_dir, root), 0, "", share)
     failed = {problem.path for problem in problems}
     catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
     drafts = [

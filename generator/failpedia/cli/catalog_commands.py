@@ -75,7 +75,7 @@ def cmd_requirements(args: argparse.Namespace) -> int:
         {
             requirement
             for item in catalog.entries
-            if args.device in ("all", item.entry.reproducer.device)
+            if item.entry.reproducer and args.device in ("all", item.entry.reproducer.device)
             for requirement in item.entry.reproducer.requirements
         }
     )

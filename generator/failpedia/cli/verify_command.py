@@ -61,9 +61,9 @@ def _changed_entries(root: Path, ref: str, entries: list[CatalogEntry]) -> list[
 
 def _device_filter(item: CatalogEntry, device: str) -> str | None:
     """Why ``--device`` leaves this entry out, or None when it runs."""
-    needs_gpu = item.entry.reproducer.device in machine.GPU_DEVICES
+    needs_gpu = item.reproducer.device in machine.GPU_DEVICES
     if device == "cpu" and needs_gpu:
-        return f"needs a GPU (device: {item.entry.reproducer.device}); not run with --device cpu"
+        return f"needs a GPU (device: {item.reproducer.device}); not run with --device cpu"
     if device == "cuda" and not needs_gpu:
         return "CPU entry; not run with --device cuda"
     return None
@@ -178,6 +178,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         selected = list(catalog.entries)
 
+    # An entry documented from public reports has nothing to run.
+    for item in selected:
+        if item.entry.reproducer is None and args.ids:
+            print(
+                f"failpedia verify: {item.entry.id}: documented from public reports; "
+                "it has no reproducer to run",
+                file=sys.stderr,
+            )
+    selected = [item for item in selected if item.entry.reproducer is not None]
     if args.shard is not None:
         selected = [item for item in selected if in_shard(item.entry.id, *args.shard)]
     containment = sandbox.detect(sys.executable)
@@ -193,7 +202,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     packages = {
         name
         for item in selected
-        for name in machine.requirement_names(item.entry.reproducer.requirements)
+        for name in machine.requirement_names(item.reproducer.requirements)
     }
     environment = fingerprint.gather(packages)
     capabilities = machine.Capabilities.from_fingerprint(environment)

@@ -14,7 +14,7 @@ from pathlib import Path
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import Draft
-from failpedia.site.proof import proof_for
+from failpedia.site.proof import documented_proof, proof_for
 from failpedia.site.render import PageTemplates, RenderedPage, SiteSettings, render_entry_page
 from failpedia.verify.results import load_record
 
@@ -63,9 +63,8 @@ def render_drafts(
         if item is not None and _renders_in_place(draft, item, catalog):
             record, _ = load_record(records_dir, item.entry.id)
             links = catalog.links_of_outsider(item)
-            page, _ = render_entry_page(
-                templates, catalog, item, settings, proof_for(record), links
-            )
+            proof = documented_proof(item) if item.entry.evidence else proof_for(record)
+            page, _ = render_entry_page(templates, catalog, item, settings, proof, links)
             body = without_front_matter(page.markdown)
             title = item.entry.title
         markdown = templates.environment.get_template(DRAFT_TEMPLATE).render(

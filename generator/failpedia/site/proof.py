@@ -41,7 +41,7 @@ class ProofRow:
 
 @dataclass
 class Proof:
-    status: str  # proved-gpu, proved-cpu, stale, not-proved
+    status: str  # proved-gpu, proved-cpu, stale, not-proved, documented
     label: str
     rows: list[ProofRow] = field(default_factory=list)
     excerpt: str | None = None
@@ -142,6 +142,12 @@ def proof_for(record: dict[str, Any] | None, digest: str | None = None) -> Proof
     return proof
 
 
+def documented_proof(item: CatalogEntry) -> Proof:
+    """What stands for a proof of an entry no script can trigger: its public reports."""
+    count = len(item.entry.evidence.reports) if item.entry.evidence else 0
+    return Proof("documented", f"Documented from {count} public reports")
+
+
 def load_proofs(
     catalog: Catalog, records_dir: Path, root: Path | None
 ) -> tuple[dict[str, Proof], ProblemList]:
@@ -149,6 +155,9 @@ def load_proofs(
     problems = ProblemList()
     proofs = {}
     for item in catalog.entries:
+        if item.entry.reproducer is None:
+            proofs[item.entry.id] = documented_proof(item)
+            continue
         record, problem = load_record(records_dir, item.entry.id)
         if problem is not None:
             path = display_path(records_dir / f"{item.entry.id}.json", root)
@@ -166,6 +175,8 @@ class Coverage:
     counts_by_verdict: dict[str, int]
     counts_by_device: dict[str, dict[str, int]]
     needs_gpu_proof: list[CatalogEntry]
+    # Entries documented from public reports: counted apart, they have nothing to prove.
+    documented: list[CatalogEntry] = field(default_factory=list)
 
 
 def coverage(catalog: Catalog, proofs: dict[str, Proof]) -> Coverage:
@@ -174,7 +185,11 @@ def coverage(catalog: Catalog, proofs: dict[str, Proof]) -> Coverage:
     by_verdict: dict[str, int] = {}
     by_device: dict[str, dict[str, int]] = {}
     needs_gpu = []
+    documented = []
     for item in catalog.entries:
+        if item.entry.reproducer is None:
+            documented.append(item)
+            continue
         proof = proofs.get(item.entry.id) or Proof("not-proved", "Not yet proved")
         cells = {}
         for row in proof.rows:
@@ -183,8 +198,8 @@ def coverage(catalog: Catalog, proofs: dict[str, Proof]) -> Coverage:
             cells[row.environment] = row.verdict
         rows.append((item, proof.label, cells))
         by_verdict[proof.status] = by_verdict.get(proof.status, 0) + 1
-        device_counts = by_device.setdefault(item.entry.reproducer.device, {})
+        device_counts = by_device.setdefault(item.reproducer.device, {})
         device_counts[proof.status] = device_counts.get(proof.status, 0) + 1
-        if item.entry.reproducer.device != "cpu" and not proof.proved_on_gpu:
+        if item.reproducer.device != "cpu" and not proof.proved_on_gpu:
             needs_gpu.append(item)
-    return Coverage(sorted(environments), rows, by_verdict, by_device, needs_gpu)
+    return Coverage(sorted(environments), rows, by_verdict, by_device, needs_gpu, documented)

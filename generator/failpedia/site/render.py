@@ -80,6 +80,8 @@ def search_terms(item: CatalogEntry) -> list[str]:
 def reproducer_source(item: CatalogEntry) -> str | None:
     """The reproducer's code, shown on the page (None when it cannot be read, which the
     validator has already reported)."""
+    if item.entry.reproducer is None:
+        return None
     try:
         data = read_bounded(
             item.folder / item.entry.reproducer.script, within=item.folder, limit=MAX_FILE_BYTES
@@ -219,6 +221,7 @@ def render_site(
                     for category in catalog.categories
                 ],
                 total=len(catalog.entries),
+                documented=sum(item.entry.evidence is not None for item in catalog.entries),
                 common=common or [],
                 link=lambda item: relative_link("index.md", item.page_path),
             ),

@@ -59,7 +59,7 @@ def _same_version(installed: str, wanted: str) -> bool:
 
 def skip_reason(item: CatalogEntry, capabilities: Capabilities) -> str | None:
     """Why this machine cannot run the entry's reproducer, or None when it can."""
-    reproducer = item.entry.reproducer
+    reproducer = item.reproducer
     if reproducer.device == "cuda" and not capabilities.cuda:
         return "needs a GPU (device: cuda); torch.cuda.is_available() is false here"
     if reproducer.device == "multi-gpu" and (not capabilities.cuda or capabilities.gpu_count < 2):
@@ -80,9 +80,9 @@ def skipped_result(item: CatalogEntry, reason: str) -> VerificationResult:
         entry=item.entry.id,
         verdict=SKIPPED,
         reason=reason,
-        device=item.entry.reproducer.device,
+        device=item.reproducer.device,
         started_at=now_iso(),
-        timeout=item.entry.reproducer.timeout,
+        timeout=item.reproducer.timeout,
     )
 
 

@@ -333,7 +333,7 @@ def verify_entry(
     reason = skip_reason(item, capabilities)
     if reason is not None:
         return skipped_result(item, reason)
-    reproducer = item.entry.reproducer
+    reproducer = item.reproducer
     result = VerificationResult(
         entry=item.entry.id,
         verdict=HARNESS_ERROR,
