@@ -3,6 +3,7 @@ comes back, signals reach its process group, and the diagnosis follows on stderr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -57,15 +58,16 @@ STDOUT_BYTES = (
     b"tab\there, no newline at the end"
 )
 STDERR_BYTES = b"warning: \x1b[33mdeprecated\x1b[0m\r\nsecond line without end"
+# Prints both, each stream flushed.
+STDOUT_SCRIPT = f"""
+import sys
+sys.stdout.buffer.write({STDOUT_BYTES!r}); sys.stdout.flush()
+sys.stderr.buffer.write({STDERR_BYTES!r}); sys.stderr.flush()
+"""
 
 
 def test_output_passes_through_byte_for_byte_and_streams_stay_apart() -> None:
-    script = f"""
-        import sys
-        sys.stdout.buffer.write({STDOUT_BYTES!r}); sys.stdout.flush()
-        sys.stderr.buffer.write({STDERR_BYTES!r}); sys.stderr.flush()
-    """
-    done = run("--", *python(script))
+    done = run("--", *python(STDOUT_SCRIPT))
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     assert done.stdout == STDOUT_BYTES
     assert done.stderr.startswith(STDERR_BYTES)
@@ -327,9 +329,10 @@ def test_a_terminal_stays_a_terminal_and_keeps_its_colours() -> None:
 
 
 def _peak_rss_kib(megabytes: int) -> int:
-    """Peak memory of ``failpedia run`` (its own process, not the command's) while the
-    command prints ``megabytes`` MB of log lines, a known warning among them every few
-    lines (a run that repeats one for days)."""
+    """Peak memory of ``failpedia run`` (its own process or its matcher, whichever is
+    larger; the command's stays the same) while the command prints ``megabytes`` MB of
+    log lines, a known warning among them every few lines (a run that repeats one for
+    days)."""
     printer = (
         "import sys\n"
         "bar = '[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\\r' * 20 + '\\n'\n"
@@ -345,7 +348,9 @@ def _peak_rss_kib(megabytes: int) -> int:
         "import resource, sys\n"
         "from failpedia.cli.main import main\n"
         "code = main(['run', '--', sys.executable, '-c', sys.argv[1]])\n"
-        "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print('peak', max(own, children), file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
     done = subprocess.run(
@@ -461,3 +466,65 @@ def test_a_command_that_cannot_start_leaves_the_terminal_to_its_owner() -> None:
         process.kill()
         process.wait()
         os.close(leader)
+
+
+BURST = """
+import sys
+bar = b" 10%|#         | 1/10 [00:01<00:09,  1.00it/s]\\r" * 4 + b"\\n"
+for _ in range(BURSTS):
+    sys.stdout.buffer.write(bar * 4000)
+print("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)", flush=True)
+"""
+
+
+def test_a_burst_of_output_is_matched_whole_and_leaves_no_spool(tmp_path: Path) -> None:
+    """Output the matcher has not caught up with waits in a spool on disk, in files it
+    reads in turn: 60 MB span several of them, every line is still matched, and the spool
+    is gone when the diagnosis is printed."""
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = run("--", *python(BURST.replace("BURSTS", "320")), env=environment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(done.stdout) > 60_000_000
+    assert b"matmul-shapes-cannot-be-multiplied" in done.stderr
+    assert b"first at stdout:1280001" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_place_for_the_spool_the_command_still_runs(tmp_path: Path) -> None:
+    """Matching cannot start (no folder for the spool): the command runs, its output
+    passes through and its exit status comes back; the report says why nothing was
+    diagnosed."""
+    missing = tmp_path / "missing"
+    done = run("--spool", str(missing), "--", *python(STDOUT_SCRIPT + "\nsys.exit(4)\n"))
+    assert done.returncode == 4
+    assert done.stdout == STDOUT_BYTES
+    assert done.stderr.startswith(STDERR_BYTES)
+    assert b"failpedia: the output could not be diagnosed (matching could not start: " in (
+        done.stderr
+    )
+    assert b"Traceback" not in done.stderr
+
+
+def test_killed_outright_its_matcher_ends_and_removes_the_spool(tmp_path: Path) -> None:
+    """SIGKILL leaves ``failpedia run`` no time to clean up; its matcher notices and does."""
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [*CLI, "run", "--", *python("import time; print('up', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"up\n"
+        assert [path.name[:14] for path in tmp_path.iterdir()] == ["failpedia-run-"]
+        process.kill()
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while list(tmp_path.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)

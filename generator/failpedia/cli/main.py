@@ -214,6 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="lines shown before and after each first match (default: 3)",
     )
     run.add_argument("--json", metavar="FILE", help="also write the diagnosis as JSON to FILE")
+    run.add_argument(
+        "--spool",
+        metavar="DIR",
+        help="where output waits until it is matched, when the command prints faster than "
+        "it can be (default: the temporary folder, as TMPDIR sets it)",
+    )
     run.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
     _index_options(run)
     run.add_argument("command", nargs=argparse.REMAINDER, metavar="CMD", help=argparse.SUPPRESS)

@@ -3,8 +3,10 @@ and diagnosed as it streams; the diagnosis follows on stderr when it ends.
 
 The exit status is the command's (128 + n when signal n killed it; 127 when it could not
 be found, 126 when it could not be run; 2 for our own bad usage, found before it starts).
-Nothing of the diagnosis may hurt the run: should matching fail, the output still passes
-through and the failure is reported at the end.
+Matching runs in a process of its own, fed through a spool on disk
+(``background_matching``), so the command never waits for it; the diagnosis is printed
+once the matcher has caught up. Nothing of the diagnosis may hurt the run: should matching
+fail, the output still passes through and the failure is reported at the end.
 """
 
 from __future__ import annotations
@@ -18,38 +20,13 @@ from contextlib import suppress
 from pathlib import Path
 
 from failpedia.cli import index_source
+from failpedia.cli.background_matching import BackgroundDiagnosis
 from failpedia.cli.passthrough import Outcome, run_passing_through
-from failpedia.diagnose.findings import Diagnosis
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import diagnosis_json, run_text
 from failpedia.signatures.index_format import IndexUnavailable
 
 STREAM_NAMES = ("stdout", "stderr")
-
-
-class _Watch:
-    """Feeds the live diagnosis; if it ever fails, it stops and says why at the end."""
-
-    def __init__(self, live: LiveDiagnosis) -> None:
-        self.live: LiveDiagnosis | None = live
-        self.error: str | None = None
-
-    def __call__(self, stream: int, data: bytes) -> None:
-        if self.live is None:
-            return
-        try:
-            self.live.feed(stream, data)
-        except Exception as error:  # noqa: BLE001 - the run must go on whatever happens
-            self.live, self.error = None, f"{type(error).__name__}: {error}"
-
-    def finish(self) -> Diagnosis | None:
-        if self.live is None:
-            return None
-        try:
-            return self.live.finish()
-        except Exception as error:  # noqa: BLE001 - reported, never a traceback
-            self.error = f"{type(error).__name__}: {error}"
-            return None
 
 
 def _command(args: argparse.Namespace) -> list[str]:
@@ -121,10 +98,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     except IndexUnavailable as error:
         print(f"failpedia run: {error}", file=sys.stderr)
         return 2
-    watch = _Watch(live)
+    watch = BackgroundDiagnosis(live, Path(args.spool) if args.spool else None)
     try:
-        outcome = run_passing_through(command, watch)
-    except OSError as error:
+        outcome = run_passing_through(command, watch.feed)
+    except BaseException as error:
+        watch.abandon()
+        if not isinstance(error, OSError):
+            raise
         reason = error.strerror or error
         print(f"failpedia run: cannot run {command[0]!r}: {reason}", file=sys.stderr)
         return 127 if isinstance(error, FileNotFoundError) else 126

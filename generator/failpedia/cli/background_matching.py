@@ -1,0 +1,231 @@
+"""Match a command's output in a process of its own, so passing it through never waits.
+
+``failpedia run`` hands every chunk it passes through to ``BackgroundDiagnosis.feed``,
+which appends it to a spool: numbered files of at most ``SEGMENT_BYTES`` in a private
+temporary folder (``--spool``). A child process, forked once the index is loaded, reads the spool in
+order, feeds the ``LiveDiagnosis`` and deletes each file once it has read it; at the end it
+catches up and sends the diagnosis back through a pipe. A burst of output (a command
+printing a gigabyte at once) therefore waits on disk, not in memory, while the command
+runs at the speed of the pipe, and a steady training log is matched as it comes. Memory
+stays flat on both sides; the disk holds at most what the matcher is behind.
+
+Nothing here may hurt the run: should the spool or the child fail, feeding stops, the
+output still passes through, and ``error`` says why at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import signal
+import struct
+import tempfile
+import time
+from contextlib import suppress
+from pathlib import Path
+
+from failpedia.diagnose.findings import Diagnosis
+from failpedia.diagnose.live import LiveDiagnosis
+
+SEGMENT_BYTES = 16 << 20
+HEADER = struct.Struct("<BI")  # what a record holds: its stream number, then its length
+NEXT_SEGMENT = 255  # the record that closes a full segment: read on in the next file
+END = 254  # the record after the last output: nothing more will come
+READ_BYTES = 1 << 20
+IDLE_SECONDS = 0.005  # how long the child waits for more output when it has caught up
+
+
+def _segment(folder: Path, number: int) -> Path:
+    return folder / f"{number:08d}.spool"
+
+
+class BackgroundDiagnosis:
+    """The parent's side: the spool it writes and the child that reads it."""
+
+    def __init__(self, live: LiveDiagnosis, spool: Path | None = None) -> None:
+        self.error: str | None = None
+        self._number = self._written = 0
+        self._fd = self._result = self._child = -1
+        self._folder: Path | None = None
+        try:
+            self._start(live, spool)
+        except OSError as error:
+            self.abandon()
+            self.error = f"matching could not start: {error.strerror or error}"
+
+    def _start(self, live: LiveDiagnosis, spool: Path | None) -> None:
+        folder = self._folder = Path(tempfile.mkdtemp(prefix="failpedia-run-", dir=spool))
+        self._fd = os.open(_segment(folder, 0), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        result_reader, result_writer = os.pipe()
+        parent = os.getpid()
+        self._child = os.fork()
+        if self._child == 0:  # the matcher: never returns
+            os.close(result_reader)
+            os.close(self._fd)
+            code = 1
+            try:
+                code = _match(live, folder, result_writer, parent)
+            finally:
+                os._exit(code)
+        os.close(result_writer)
+        self._result = result_reader
+
+    def feed(self, stream: int, data: bytes) -> None:
+        """Append a chunk of stream ``stream`` to the spool (never waiting for the child)."""
+        folder = self._folder
+        if self.error is not None or folder is None or self._fd < 0 or not data:
+            return
+        try:
+            self._append(stream, data)
+            if self._written >= SEGMENT_BYTES:
+                # The next file exists before the record that sends the child there.
+                path = _segment(folder, self._number + 1)
+                following = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                self._append(NEXT_SEGMENT, b"")
+                os.close(self._fd)
+                self._fd, self._number, self._written = following, self._number + 1, 0
+        except OSError as error:
+            self._fail(f"the output could not be spooled for matching: {error.strerror or error}")
+
+    def _append(self, stream: int, data: bytes) -> None:
+        parts = [HEADER.pack(stream, len(data)), data]
+        size = sum(len(part) for part in parts)
+        written = os.writev(self._fd, parts)
+        if written < size:  # a short write to a file: write the rest as it is
+            rest = b"".join(parts)[written:]
+            while rest:
+                rest = rest[os.write(self._fd, rest) :]
+        self._written += size
+
+    def finish(self) -> Diagnosis | None:
+        """The command has ended: let the child catch up, and take its diagnosis."""
+        if self._child < 0:  # it never started
+            return None
+        if self.error is None:
+            try:
+                self._append(END, b"")
+            except OSError as error:
+                self._fail(f"the output could not be spooled for matching: {error}")
+        with suppress(OSError):
+            os.close(self._fd)
+        self._fd = -1
+        chunks = []
+        while chunk := _read_retrying(self._result):
+            chunks.append(chunk)
+        os.close(self._result)
+        _, status = _wait_retrying(self._child)
+        self._result = self._child = -1
+        self.close()
+        if self.error is not None:
+            return None
+        try:
+            kind, value = pickle.loads(b"".join(chunks))
+        except Exception:  # noqa: BLE001 - the child died before it could answer
+            code = os.waitstatus_to_exitcode(status)
+            self.error = f"the matching process ended without a diagnosis (status {code})"
+            return None
+        if kind == "error":
+            self.error = str(value)
+            return None
+        return value if isinstance(value, Diagnosis) else None
+
+    def _fail(self, message: str) -> None:
+        """Stop matching: the output keeps passing through."""
+        self.error = message
+        if self._child > 0:
+            with suppress(OSError):
+                os.kill(self._child, signal.SIGKILL)
+
+    def abandon(self) -> None:
+        """The command never ran or we are stopping: end the child, remove the spool."""
+        if self._child > 0:
+            with suppress(OSError):
+                os.kill(self._child, signal.SIGKILL)
+            _wait_retrying(self._child)
+            self._child = -1
+        for fd in (self._fd, self._result):
+            if fd >= 0:
+                with suppress(OSError):
+                    os.close(fd)
+        self._fd = self._result = -1
+        self.close()
+
+    def close(self) -> None:
+        """Remove the spool, whatever is left of it."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _read_retrying(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, READ_BYTES)
+        except InterruptedError:
+            continue
+
+
+def _wait_retrying(pid: int) -> tuple[int, int]:
+    while True:
+        try:
+            return os.waitpid(pid, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return pid, 0
+
+
+def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
+    """The child: read the spool in order into ``live``; write back what it found."""
+    # Signals are for the command and for ``failpedia run``, which passes them on; the
+    # matcher finishes the diagnosis whatever happens to the command.
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP):
+        signal.signal(number, signal.SIG_IGN)
+    try:
+        answer: tuple[str, object] = ("diagnosis", _read_spool(live, folder, parent))
+    except Exception as error:  # noqa: BLE001 - reported by the parent, never a traceback
+        answer = ("error", f"{type(error).__name__}: {error}")
+    if answer[1] is None:
+        return 0  # the parent is gone: nobody to answer
+    data = pickle.dumps(answer)
+    while data:
+        data = data[os.write(result, data) :]
+    return 0
+
+
+def _read_spool(live: LiveDiagnosis, folder: Path, parent: int) -> Diagnosis | None:
+    number = 0
+    path = _segment(folder, number)
+    source = open(path, "rb", buffering=0)  # noqa: SIM115 - closed as each segment ends
+    pending = b""
+    try:
+        while True:
+            chunk = source.read(READ_BYTES)
+            if not chunk:
+                if os.getppid() != parent:  # killed outright: clean up after it
+                    shutil.rmtree(folder, ignore_errors=True)
+                    return None
+                time.sleep(IDLE_SECONDS)
+                continue
+            pending += chunk
+            offset = 0
+            while len(pending) - offset >= HEADER.size:
+                stream, size = HEADER.unpack_from(pending, offset)
+                end = offset + HEADER.size + size
+                if end > len(pending):
+                    break
+                if stream == END:
+                    return live.finish()
+                if stream == NEXT_SEGMENT:
+                    source.close()
+                    path.unlink()
+                    number += 1
+                    path = _segment(folder, number)
+                    source = open(path, "rb", buffering=0)  # noqa: SIM115
+                    pending, offset = pending[end:], 0
+                    continue
+                live.feed(stream, pending[offset + HEADER.size : end])
+                offset = end
+            pending = pending[offset:]
+    finally:
+        source.close()
