@@ -87,9 +87,9 @@ def test_an_entry_documented_from_reports_builds_with_its_reports_on_the_page(ro
     assert rendered.returncode == 0, rendered.stderr
     page = (root / "out" / "gadgets" / "gadget-timeout.md").read_text(encoding="utf-8")
     assert "**[Documented from 2 public reports](#proof)**" in page
-    assert "Documented from 2 public reports; no reproducer can trigger it on demand. " + WHY in (
-        page
-    )
+    assert (
+        "**Documented from 2 public reports; no reproducer can trigger it on demand.** " + WHY
+    ) in page
     assert (
         "1. [github.com/example/gadgets/issues/12](https://github.com/example/gadgets/issues/12):"
         " gadgets 1.2, torch 2.4.0, CUDA 12.1; NVIDIA A100-SXM4-80GB"
