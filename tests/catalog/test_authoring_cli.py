@@ -86,6 +86,21 @@ def test_new_entry_fails_only_on_its_todo_placeholders(root):
     assert reported == expected
 
 
+def test_new_with_evidence_leaves_reports_to_fill_and_no_reproducer(root):
+    result = run_cli(root, "new", "--evidence", NEW)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"created entries/{NEW}/entry.yaml"
+    assert [path.name for path in (root / "entries" / NEW).iterdir()] == ["entry.yaml"]
+    data = yaml.safe_load(entry_file(root, NEW).read_text(encoding="utf-8"))
+    assert "reproducer" not in data
+    expected = set(todo_fields(data))
+    assert {"evidence.unreproducible", "evidence.reports[1].quote"} <= expected
+    _, lines = validate(root)
+    reported = {line.split(": ")[1] for line in lines if line.startswith(display(NEW))}
+    assert reported == expected
+    assert all(": still the placeholder TODO" in line for line in lines), lines
+
+
 def test_new_entry_passes_once_the_todos_are_filled(root):
     assert run_cli(root, "new", NEW).returncode == 0
     fill_scaffold(root, NEW)

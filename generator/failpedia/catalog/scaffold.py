@@ -28,8 +28,24 @@ confirm:
   - TODO
 fix:
   - text: TODO
+{proof}"""
+
+REPRODUCER_PART = """\
 reproducer:
   device: TODO  # cpu, cuda or multi-gpu
+"""
+
+# For a failure no script can trigger on demand (CONTRIBUTING.md, "evidence").
+EVIDENCE_PART = """\
+evidence:
+  unreproducible: TODO  # why no script can trigger it on demand
+  reports:  # at least two public threads, each quoting the failure's line as pasted
+    - url: TODO
+      quote: TODO  # one line, exactly as the report shows it; a pattern must match it
+      versions: TODO  # the versions the report names
+    - url: TODO
+      quote: TODO
+      versions: TODO
 """
 
 REPRO_TEMPLATE = '''\
@@ -62,8 +78,11 @@ raise SystemExit("TODO: write the reproducer")
 '''
 
 
-def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -> Path:
-    """Create ``entries/<category>/<id>/`` with a skeleton entry and reproducer."""
+def scaffold_entry(
+    entries_dir: Path, target: str, known_categories: set[str], evidence: bool = False
+) -> Path:
+    """Create ``entries/<category>/<id>/`` with a skeleton entry and reproducer (or, with
+    ``evidence``, a skeleton entry documented from public reports)."""
     parts = target.strip("/").split("/")
     if len(parts) != 2:
         raise ValueError(f"expected <category>/<id>, got {target!r}")
@@ -83,9 +102,13 @@ def scaffold_entry(entries_dir: Path, target: str, known_categories: set[str]) -
     if folder.exists():
         raise ValueError(f"{folder} already exists")
     folder.mkdir(parents=True)
+    proof = EVIDENCE_PART if evidence else REPRODUCER_PART
     (folder / "entry.yaml").write_text(
-        ENTRY_TEMPLATE.format(entry_id=entry_id, category=category, modeline=SCHEMA_MODELINE),
+        ENTRY_TEMPLATE.format(
+            entry_id=entry_id, category=category, modeline=SCHEMA_MODELINE, proof=proof
+        ),
         encoding="utf-8",
     )
-    (folder / "repro.py").write_text(REPRO_TEMPLATE.format(entry_id=entry_id), encoding="utf-8")
+    if not evidence:
+        (folder / "repro.py").write_text(REPRO_TEMPLATE.format(entry_id=entry_id), encoding="utf-8")
     return folder

@@ -38,11 +38,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     if problems:
         return report_problems(problems)
     try:
-        folder = scaffold_entry(settings.entries_dir, args.target, categories)
+        folder = scaffold_entry(settings.entries_dir, args.target, categories, args.evidence)
     except ValueError as error:
         print(f"failpedia new: {error}", file=sys.stderr)
         return 2
-    print(f"created {folder.relative_to(settings.root)}/entry.yaml and repro.py")
+    made = "entry.yaml" if args.evidence else "entry.yaml and repro.py"
+    print(f"created {folder.relative_to(settings.root)}/{made}")
     print("fill in every TODO; `failpedia validate` names each one left")
     return 0
 

@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new = commands.add_parser("new", help="scaffold entries/<category>/<id>/")
     new.add_argument("target", metavar="CATEGORY/ID")
+    new.add_argument(
+        "--evidence",
+        action="store_true",
+        help="for a failure no script can trigger on demand: public reports instead of a "
+        "reproducer (at most 15%% of the catalog; see CONTRIBUTING.md)",
+    )
     new.set_defaults(handler=_new)
     render = commands.add_parser("render", help="write the site's Markdown pages to a folder")
     render.add_argument("--out", required=True, metavar="DIR")
