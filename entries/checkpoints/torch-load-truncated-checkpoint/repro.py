@@ -2,12 +2,14 @@
 
 `python repro.py`: a training process saves a good checkpoint after step 1. While it
 saves step 2 over the same file with a plain `torch.save(state, path)`, the process is
-killed (a file-size limit delivers SIGXFSZ halfway through the write, standing in for a
-preemption, the OOM killer or a full disk). The restarted job calls `torch.load(path)` on
-the half-written zip archive, which has no central directory at its end, and fails.
+killed (a file-size limit delivers SIGXFSZ, standing in for a preemption, the OOM killer
+or a full disk), once before it wrote its first byte and once halfway through the write.
+Each time a restarted job calls `torch.load` on the file: the empty one fails in the
+unpickler (`EOFError: Ran out of input`), the half-written zip archive, which has no
+central directory at its end, fails in the zip reader.
 `python repro.py --fixed`: checkpoints are saved atomically: written to a temporary file in
 the same folder, flushed to disk, then moved over the old one with `os.replace`. The crash
-now only loses the temporary file; the restart loads the intact step-1 checkpoint. The
+now only loses the temporary file; both restarts load the intact step-1 checkpoint. The
 check compares the resumed model and optimizer state with step 1's, computed again.
 """
 
@@ -64,27 +66,43 @@ if "--crash-while-saving" in sys.argv:
     save_checkpoint(training_state(step=2), path)
     sys.exit(0)
 
-with tempfile.TemporaryDirectory(prefix="repro-truncated-ckpt-") as workdir:
-    ckpt = os.path.join(workdir, "last.pt")
-    save_checkpoint(training_state(step=1), ckpt)
-    size = os.path.getsize(ckpt)
-    print(f"step 1 checkpoint saved: {size} bytes")
-
-    trainer = subprocess.run(
-        [sys.executable, __file__, "--crash-while-saving", ckpt, str(size // 2), *sys.argv[1:]]
-    )
-    killed_by = signal.Signals(-trainer.returncode).name if trainer.returncode < 0 else trainer.returncode
-    print(f"trainer died while saving step 2 ({killed_by}); last.pt is now "
-          f"{os.path.getsize(ckpt)} bytes; files in the folder: {sorted(os.listdir(workdir))}")
-
-    print("restarting: resuming from last.pt")
-    state = torch.load(ckpt)
+if "--resume" in sys.argv:
+    # The restarted job. It passes weights_only=False, as every torch.load did by default
+    # before torch 2.6 (with the 2.6+ default an empty file raises a bare `EOFError`).
+    state = torch.load(sys.argv[2], weights_only=False)
     print("resumed from step", state["step"])
+    sys.exit(0)
+
+resumed = []
+with tempfile.TemporaryDirectory(prefix="repro-truncated-ckpt-") as workdir:
+    for crash in ("before its first byte", "halfway"):
+        folder = os.path.join(workdir, crash.replace(" ", "-"))
+        os.mkdir(folder)
+        ckpt = os.path.join(folder, "last.pt")
+        save_checkpoint(training_state(step=1), ckpt)
+        size = os.path.getsize(ckpt)
+        print(f"step 1 checkpoint saved: {size} bytes")
+
+        limit = 0 if crash == "before its first byte" else size // 2
+        trainer = subprocess.run(
+            [sys.executable, __file__, "--crash-while-saving", ckpt, str(limit), *sys.argv[1:]]
+        )
+        killed_by = signal.Signals(-trainer.returncode).name if trainer.returncode < 0 else trainer.returncode
+        print(f"trainer died while saving step 2, {crash} ({killed_by}); last.pt is now "
+              f"{os.path.getsize(ckpt)} bytes; files in the folder: {sorted(os.listdir(folder))}")
+
+        print("restarting: resuming from last.pt")
+        restart = subprocess.run([sys.executable, __file__, "--resume", ckpt, *sys.argv[1:]])
+        print(f"restarted job exited with status {restart.returncode}")
+        resumed.append((restart.returncode, torch.load(ckpt) if restart.returncode == 0 else None))
 
 # --- check: start
 step_1 = training_state(step=1)  # the state the step-1 save wrote, computed again
-assert state["step"] == 1
-torch.testing.assert_close(state["model"], step_1["model"])
-torch.testing.assert_close(state["optimizer"], step_1["optimizer"])
-print("check: the restart resumed the complete step-1 model and optimizer state")
+assert len(resumed) == 2
+for returncode, state in resumed:
+    assert returncode == 0 and state is not None
+    assert state["step"] == 1
+    torch.testing.assert_close(state["model"], step_1["model"])
+    torch.testing.assert_close(state["optimizer"], step_1["optimizer"])
+print("check: both restarts resumed the complete step-1 model and optimizer state")
 # --- check: end
