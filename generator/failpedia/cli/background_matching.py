@@ -33,6 +33,7 @@ HEADER = struct.Struct("<BI")  # what a record holds: its stream number, then it
 NEXT_SEGMENT = 255  # the record that closes a full segment: read on in the next file
 END = 254  # the record after the last output: nothing more will come
 READ_BYTES = 1 << 20
+MATCHER_NICENESS = 10
 IDLE_SECONDS = 0.005  # how long the child waits for more output when it has caught up
 
 
@@ -181,6 +182,9 @@ def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
     # matcher finishes the diagnosis whatever happens to the command.
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP):
         signal.signal(number, signal.SIG_IGN)
+    # Background work: where CPUs are short, the command and the pass-through go first.
+    with suppress(OSError):
+        os.nice(MATCHER_NICENESS)
     try:
         answer: tuple[str, object] = ("diagnosis", _read_spool(live, folder, parent))
     except Exception as error:  # noqa: BLE001 - reported by the parent, never a traceback
