@@ -487,9 +487,12 @@ function finish(state) {
     if (!changed) break;
   }
   var roleOrder = { initiating: 0, downstream: 1 };
+  // Failures a run survives come after those that end it (ordering.py's KIND_ORDER).
+  var kindOrder = { crash: 0, hang: 0, warning: 1, "silent-wrong-result": 1 };
   findings.sort(function (a, b) {
     return (roleOrder[a.entry.role] - roleOrder[b.entry.role]) ||
       (level[a.entry.id] - level[b.entry.id]) ||
+      ((kindOrder[a.entry.kind] || 0) - (kindOrder[b.entry.kind] || 0)) ||
       ((a.rootCause ? 0 : 1) - (b.rootCause ? 0 : 1)) ||
       compareTimes(a.firstTime, b.firstTime) ||
       compareOrder([a.first.source, a.first.line, a.first.segment],

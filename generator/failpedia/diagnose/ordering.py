@@ -1,8 +1,11 @@
 """Put the failure that started it all first.
 
 Findings are ordered by, in turn: role (initiating before downstream), causal level (an
-entry after every found entry that causes it), torchrun's root cause, the earliest time a
-prefix gave, and the order of first appearance. The site's log page applies the same
+entry after every found entry that causes it), what the failure does to the run (a crash
+or a hang before a warning or a silently wrong result, which a run survives: where a
+warning is what led to the crash, the catalog says so with ``causes`` and the causal level
+puts it first), torchrun's root cause, the earliest time a prefix gave, and the order of
+first appearance. The site's log page applies the same
 order in ``diagnose-worker.js``.
 """
 
@@ -14,6 +17,8 @@ from failpedia.diagnose.findings import Finding, RootCause
 from failpedia.signatures.index_format import SignatureIndex
 
 ROLE_ORDER = {"initiating": 0, "downstream": 1}
+# Failures a run survives come after those that end it, among otherwise equal findings.
+KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
 def assumed_year_of(findings: list[Finding]) -> int:
@@ -55,11 +60,12 @@ def order_findings(
         choose_first(finding, assumed_year)
     causal_levels(findings, index)
 
-    def key(finding: Finding) -> tuple[int, int, int, float, tuple[int, int, int, int]]:
+    def key(finding: Finding) -> tuple[int, int, int, int, float, tuple[int, int, int, int]]:
         assert finding.first is not None
         return (
             ROLE_ORDER.get(finding.entry.role, 1),
             finding.level,
+            KIND_ORDER.get(finding.entry.kind, 0),
             0 if finding.root_cause else 1,
             finding.first_time if finding.first_time is not None else math.inf,
             finding.first.order,
