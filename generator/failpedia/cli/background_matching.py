@@ -198,10 +198,12 @@ def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
 
 
 def _read_spool(live: LiveDiagnosis, folder: Path, parent: int) -> Diagnosis | None:
+    """Feed every record of the spool to ``live`` in order, without copying the output
+    (records are handed over as views of what was read); the diagnosis at the end."""
     number = 0
     path = _segment(folder, number)
     source = open(path, "rb", buffering=0)  # noqa: SIM115 - closed as each segment ends
-    pending = b""
+    pending = b""  # the start of a record the last read cut off
     try:
         while True:
             chunk = source.read(READ_BYTES)
@@ -211,25 +213,26 @@ def _read_spool(live: LiveDiagnosis, folder: Path, parent: int) -> Diagnosis | N
                     return None
                 time.sleep(IDLE_SECONDS)
                 continue
-            pending += chunk
+            data = pending + chunk if pending else chunk
             offset = 0
-            while len(pending) - offset >= HEADER.size:
-                stream, size = HEADER.unpack_from(pending, offset)
-                end = offset + HEADER.size + size
-                if end > len(pending):
-                    break
-                if stream == END:
-                    return live.finish()
-                if stream == NEXT_SEGMENT:
-                    source.close()
-                    path.unlink()
-                    number += 1
-                    path = _segment(folder, number)
-                    source = open(path, "rb", buffering=0)  # noqa: SIM115
-                    pending, offset = pending[end:], 0
-                    continue
-                live.feed(stream, pending[offset + HEADER.size : end])
-                offset = end
-            pending = pending[offset:]
+            with memoryview(data) as view:
+                while len(data) - offset >= HEADER.size:
+                    stream, size = HEADER.unpack_from(data, offset)
+                    end = offset + HEADER.size + size
+                    if end > len(data):
+                        break
+                    if stream == END:
+                        return live.finish()
+                    if stream == NEXT_SEGMENT:  # nothing follows it in this file
+                        source.close()
+                        path.unlink()
+                        number += 1
+                        path = _segment(folder, number)
+                        source = open(path, "rb", buffering=0)  # noqa: SIM115
+                        offset = len(data)
+                        break
+                    live.feed(stream, view[offset + HEADER.size : end])
+                    offset = end
+            pending = data[offset:]
     finally:
         source.close()

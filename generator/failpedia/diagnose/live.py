@@ -47,7 +47,7 @@ class _Stream:
         # (lines before a block, the arrival of the chunk that completed it), oldest first.
         self.marks: deque[tuple[int, int]] = deque()
 
-    def take(self, data: bytes) -> int:
+    def take(self, data: bytes | memoryview) -> int:
         """Append ``data`` to the unfinished line; how many bytes are now whole lines
         (0 while the line goes on)."""
         end = self.filled + len(data)
@@ -112,7 +112,7 @@ class LiveDiagnosis:
         self._streams = [_Stream(name, context, after) for name in names]
         self._arrivals = 0
 
-    def feed(self, stream: int, data: bytes) -> None:
+    def feed(self, stream: int, data: bytes | memoryview) -> None:
         """Take the next bytes of stream number ``stream`` and check its lines now whole."""
         if not data:
             return
