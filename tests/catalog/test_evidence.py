@@ -158,6 +158,21 @@ def test_reports_must_be_two_threads_whose_quotes_the_patterns_match(root: Path)
     ]
 
 
+def test_quotes_are_published_without_the_reporters_paths(root: Path) -> None:
+    grow_catalog(root, 4)
+    data = documented(root)
+    data["evidence"]["reports"][1]["quote"] = (
+        "  File /home/ada/env/lib/python3.10/site-packages/gadgets/run.py: "
+        "BazError: gadget 3 timed out after 9 seconds"
+    )
+    write_entry_data(root, TIMEOUT, data)
+    assert problems_of_timeout(root) == [
+        "evidence.reports[1].quote: holds a path of the reporter's machine; pages publish "
+        "paths in the neutral form:   File .../site-packages/gadgets/run.py: BazError: "
+        "gadget 3 timed out after 9 seconds"
+    ]
+
+
 def test_one_report_is_not_evidence(root: Path) -> None:
     grow_catalog(root, 4)
     data = documented(root)

@@ -3,7 +3,9 @@
 An entry carries a reproducer or, for a failure no script can trigger on demand, evidence:
 at least two public reports, each quoting the failure's line as pasted there. The quotes
 are what show that the entry's patterns catch real logs, so each must be matched by one of
-them; with no reproducer, no signature can claim to be a reproducer's output. Such
+them; like signature texts, they are published in the neutral path form (no reporter's
+home or interpreter prefix); with no reproducer, no signature can claim to be a
+reproducer's output. Such
 entries stay a small share of the catalog (``MAX_EVIDENCE_SHARE``): a proof beats a
 citation wherever one is possible.
 """
@@ -16,6 +18,7 @@ from collections.abc import Callable, Sequence
 from failpedia.catalog.catalog import CatalogEntry
 from failpedia.catalog.yaml_source import FieldPath
 from failpedia.signatures.line_rules import LINE_CAP
+from failpedia.signatures.machine_paths import normalise_paths
 
 MAX_EVIDENCE_SHARE = 0.15
 
@@ -57,8 +60,15 @@ def check_proof_source(item: CatalogEntry, problem: Callable[[FieldPath, str], N
         seen.setdefault(url, index)
         quote = report.quote
         path: FieldPath = ("evidence", "reports", index, "quote")
+        neutral = normalise_paths(quote)
         if len(quote.strip().splitlines()) != 1:
             problem(path, "one line: the failure's line exactly as the report shows it")
+        elif neutral != quote:
+            problem(
+                path,
+                "holds a path of the reporter's machine; pages publish paths in the neutral "
+                f"form: {neutral}",
+            )
         elif not any(pattern.search(quote.strip()[:LINE_CAP]) for pattern in item.patterns):
             problem(
                 path,

@@ -8,7 +8,7 @@ it stores in records, so pages and texts read the same way:
 
 - ``/usr/lib/python3.11/site-packages/torch/nn/x.py`` -> ``.../site-packages/torch/nn/x.py``
 - ``/root/.pyenv/versions/3.11.7/lib/python3.11/os.py`` -> ``.../lib/python3.11/os.py``
-- ``/work/main/entries/data/x/repro.py`` -> ``repro.py``
+- ``/work/main/entries/data/x/repro.py`` -> ``repro.py`` (and ``predict.py`` beside it)
 - ``/tmp/repro-abc123/sample_021.npy`` -> ``.../sample_021.npy``
 - ``/home/alice/.cache/huggingface`` -> ``~/.cache/huggingface``
 """
@@ -32,13 +32,21 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(rf"(?<!{_PATH_CHAR}){_PATH_CHAR}*/lib/(python\d+(?:\.\d+)?t?)(?=/)"),
         r".../lib/\1",
     ),
-    # The reproducer itself, wherever the checkout or the sandbox put it.
+    # The reproducer itself, wherever the checkout or the sandbox put it, and the files
+    # beside it in its entry folder.
     (re.compile(rf"(?<!{_PATH_CHAR}){_PATH_CHAR}*/(repro\.py)\b"), r"\1"),
+    (
+        re.compile(
+            rf"(?<!{_PATH_CHAR}){_PATH_CHAR}*/entries/{_SEGMENT}+/{_SEGMENT}+/(?={_SEGMENT})"
+        ),
+        "",
+    ),
     # Temporary folders: keep the last part, the one the message is about.
     (re.compile(rf"/(?:private/)?(?:tmp|var/tmp|var/folders)/(?:{_SEGMENT}+/)*"), ".../"),
     # Home folders.
     (re.compile(rf"/(?:home|Users)/{_SEGMENT}+(?=/)"), "~"),
-    (re.compile(r"(?<![\w.~])/root(?=/)"), "~"),
+    # root's home, also right after a compiler's -I or -L
+    (re.compile(r"(?:(?<![\w.~])|(?<=-[IL]))/root(?=/)"), "~"),
     (re.compile(r"[A-Za-z]:\\Users\\[^\\\s\"']+(?=\\)"), "~"),
 )
 
