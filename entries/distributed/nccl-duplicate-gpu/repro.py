@@ -142,7 +142,7 @@ if __name__ == "__main__":
 
     # --- check: start
     gpus = torch.cuda.device_count()
-    assert NPROC_PER_NODE == gpus, f"{NPROC_PER_NODE} ranks for {gpus} GPU(s)"
+    assert gpus == NPROC_PER_NODE, f"{NPROC_PER_NODE} ranks for {gpus} GPU(s)"
     assert exit_codes == {rank: 0 for rank in range(gpus)}, exit_codes
     reports = []
     for rank in range(gpus):

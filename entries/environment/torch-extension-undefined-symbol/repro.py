@@ -22,7 +22,6 @@ computation in torch.
 Needs a C++ compiler and ninja (torch.utils.cpp_extension); builds take 20 to 60 s.
 """
 
-import os
 import shutil
 import sys
 import tempfile

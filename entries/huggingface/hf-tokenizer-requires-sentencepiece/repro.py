@@ -141,7 +141,10 @@ ids_file = os.path.join(work, "ids.json")
 # standard library only, like a fresh virtual environment.
 job_env = dict(os.environ, PYTHONPATH=site, PYTHONNOUSERSITE="1", HF_HUB_OFFLINE="1")
 job = subprocess.run([sys.executable, "-S", "-c", JOB, model_dir, texts_file, ids_file], env=job_env, timeout=150)
-saved = json.load(open(ids_file)) if job.returncode == 0 else None
+saved = None
+if job.returncode == 0:
+    with open(ids_file) as handle:
+        saved = json.load(handle)
 reference = spm.SentencePieceProcessor(model_file=os.path.join(model_dir, "tokenizer.model"))
 shutil.rmtree(work, ignore_errors=True)
 

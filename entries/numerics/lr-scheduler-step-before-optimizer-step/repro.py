@@ -42,7 +42,7 @@ def record_lrs(optimizer: torch.optim.Optimizer) -> list:
 
 
 def train_epochs(model, optimizer, scheduler, batches, epochs):
-    for epoch in range(epochs):
+    for _ in range(epochs):
         scheduler.step()  # pre-1.1 order: the schedule advances before this epoch's steps
         for x, y in batches:
             optimizer.zero_grad()
@@ -60,7 +60,7 @@ def amp_step(optimizer, scheduler, scaler, loss):
 if FIXED:
     # --- fix: start
     def train_epochs(model, optimizer, scheduler, batches, epochs):
-        for epoch in range(epochs):
+        for _ in range(epochs):
             for x, y in batches:
                 optimizer.zero_grad()
                 F.mse_loss(model(x), y).backward()
