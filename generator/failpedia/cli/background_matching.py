@@ -112,10 +112,10 @@ class BackgroundDiagnosis:
             os.close(self._fd)
         self._fd = -1
         chunks = []
-        while chunk := _read_retrying(self._result):
+        while chunk := os.read(self._result, READ_BYTES):
             chunks.append(chunk)
         os.close(self._result)
-        _, status = _wait_retrying(self._child)
+        status = _reap(self._child)
         self._result = self._child = -1
         self.close()
         if self.error is not None:
@@ -134,6 +134,9 @@ class BackgroundDiagnosis:
     def _fail(self, message: str) -> None:
         """Stop matching: the output keeps passing through."""
         self.error = message
+        self._kill()
+
+    def _kill(self) -> None:
         if self._child > 0:
             with suppress(OSError):
                 os.kill(self._child, signal.SIGKILL)
@@ -141,9 +144,8 @@ class BackgroundDiagnosis:
     def abandon(self) -> None:
         """The command never ran or we are stopping: end the child, remove the spool."""
         if self._child > 0:
-            with suppress(OSError):
-                os.kill(self._child, signal.SIGKILL)
-            _wait_retrying(self._child)
+            self._kill()
+            _reap(self._child)
             self._child = -1
         for fd in (self._fd, self._result):
             if fd >= 0:
@@ -158,22 +160,13 @@ class BackgroundDiagnosis:
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _read_retrying(fd: int) -> bytes:
-    while True:
-        try:
-            return os.read(fd, READ_BYTES)
-        except InterruptedError:
-            continue
-
-
-def _wait_retrying(pid: int) -> tuple[int, int]:
-    while True:
-        try:
-            return os.waitpid(pid, 0)
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return pid, 0
+def _reap(pid: int) -> int:
+    """Wait for the child; its wait status (0 if something else reaped it already).
+    Interrupted waits and reads are retried by Python itself (PEP 475)."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
