@@ -82,6 +82,19 @@ def test_explain_uses_the_valid_entries_and_warns_once(checkout: Path) -> None:
     assert "DataLoader worker (pid N) is killed by signal" in result.stdout
 
 
+def test_run_matches_with_the_valid_entries_and_warns_after_the_output(checkout: Path) -> None:
+    """The command starts before the entries are compiled; the warning about the draft
+    comes with the diagnosis, after everything the command printed, not in the middle."""
+    line = LOG.read_text(encoding="utf-8")
+    script = f"import sys; sys.stderr.write({line!r}); sys.exit(1)"
+    result = _in_checkout(checkout, "run", "--", sys.executable, "-c", script)
+    assert result.returncode == 1
+    assert result.stderr.startswith(line)
+    report = result.stderr[len(line) :]
+    assert report.count(WARNING) == 1
+    assert report.index(WARNING) < report.index("dataloader-worker-killed-by-signal")
+
+
 def test_explaining_the_draft_says_it_has_problems(checkout: Path) -> None:
     result = _in_checkout(checkout, "explain", "some-failure")
     assert result.returncode == 2

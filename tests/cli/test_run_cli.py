@@ -505,6 +505,28 @@ def test_without_a_place_for_the_spool_the_command_still_runs(tmp_path: Path) ->
     assert b"Traceback" not in done.stderr
 
 
+def test_an_index_that_cannot_be_read_does_not_hold_the_command(tmp_path: Path) -> None:
+    """A missing index stops ``run`` before the command starts (status 2); one that is
+    there but cannot be parsed is found while the command runs, which still runs whole
+    and keeps its status, and the report says why nothing was diagnosed."""
+    missing = run("--index", str(tmp_path / "nope.json"), "--", "true")
+    assert missing.returncode == 2
+    assert b"nope.json: cannot read the signature index: No such file" in missing.stderr
+    broken = tmp_path / "signatures.json"
+    broken.write_text("{", encoding="utf-8")
+    environment = {**os.environ, "TMPDIR": str(tmp_path / "spool")}
+    (tmp_path / "spool").mkdir()
+    burst = python(BURST.replace("BURSTS", "200") + "\nsys.exit(3)\n")
+    done = run("--index", str(broken), "--", *burst, env=environment)
+    assert done.returncode == 3
+    assert len(done.stdout) > 35_000_000  # more than a spool file: spooling stops early
+    report = done.stderr.decode()
+    assert "failpedia: the output could not be diagnosed (" in report
+    assert "signatures.json: cannot read the signature index: " in report
+    assert "Traceback" not in report
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
 def test_killed_outright_its_matcher_ends_and_removes_the_spool(tmp_path: Path) -> None:
     """SIGKILL leaves ``failpedia run`` no time to clean up; its matcher notices and does."""
     environment = {**os.environ, "TMPDIR": str(tmp_path)}

@@ -2,11 +2,15 @@
 
 ``failpedia run`` hands every chunk it passes through to ``BackgroundDiagnosis.feed``,
 which appends it to a spool: numbered files of at most ``SEGMENT_BYTES`` in a private
-temporary folder (``--spool``). A child process, forked once the index is loaded, reads the spool in
-order, feeds the ``LiveDiagnosis`` and deletes each file once it has read it; at the end it
-catches up and sends the diagnosis back through a pipe. A burst of output (a command
-printing a gigabyte at once) therefore waits on disk, not in memory, while the command
-runs at the speed of the pipe, and a steady training log is matched as it comes. Memory
+temporary folder (``--spool``). A child process, forked before the command starts, opens
+the index (compiling a checkout's entries takes a second or more: the command does not
+wait for it), then reads the spool in order, feeds the ``LiveDiagnosis`` and deletes each
+file once it has read it; at the end it catches up and sends the diagnosis back through a
+pipe, with what opening the index printed (warnings about entries left out), which the
+parent prints with the diagnosis rather than in the middle of the command's output. A
+burst of output (a command printing a gigabyte at once) therefore waits on disk, not in
+memory, while the command runs at the speed of the pipe, and a steady training log is
+matched as it comes. Memory
 stays flat on both sides; the disk holds at most what the matcher is behind.
 
 Nothing here may hurt the run: should the spool or the child fail, feeding stops, the
@@ -15,18 +19,22 @@ output still passes through, and ``error`` says why at the end.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import select
 import shutil
 import signal
 import struct
 import tempfile
 import time
-from contextlib import suppress
+from collections.abc import Callable
+from contextlib import redirect_stderr, suppress
 from pathlib import Path
 
 from failpedia.diagnose.findings import Diagnosis
 from failpedia.diagnose.live import LiveDiagnosis
+from failpedia.signatures.index_format import IndexUnavailable
 
 SEGMENT_BYTES = 16 << 20
 HEADER = struct.Struct("<BI")  # what a record holds: its stream number, then its length
@@ -44,18 +52,19 @@ def _segment(folder: Path, number: int) -> Path:
 class BackgroundDiagnosis:
     """The parent's side: the spool it writes and the child that reads it."""
 
-    def __init__(self, live: LiveDiagnosis, spool: Path | None = None) -> None:
+    def __init__(self, make_live: Callable[[], LiveDiagnosis], spool: Path | None = None) -> None:
         self.error: str | None = None
+        self.notes = ""  # what the child printed while it opened the index
         self._number = self._written = 0
         self._fd = self._result = self._child = -1
         self._folder: Path | None = None
         try:
-            self._start(live, spool)
+            self._start(make_live, spool)
         except OSError as error:
             self.abandon()
             self.error = f"matching could not start: {error.strerror or error}"
 
-    def _start(self, live: LiveDiagnosis, spool: Path | None) -> None:
+    def _start(self, make_live: Callable[[], LiveDiagnosis], spool: Path | None) -> None:
         folder = self._folder = Path(tempfile.mkdtemp(prefix="failpedia-run-", dir=spool))
         self._fd = os.open(_segment(folder, 0), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         result_reader, result_writer = os.pipe()
@@ -66,7 +75,7 @@ class BackgroundDiagnosis:
             os.close(self._fd)
             code = 1
             try:
-                code = _match(live, folder, result_writer, parent)
+                code = _match(make_live, folder, result_writer, parent)
             finally:
                 os._exit(code)
         os.close(result_writer)
@@ -80,6 +89,8 @@ class BackgroundDiagnosis:
         try:
             self._append(stream, data)
             if self._written >= SEGMENT_BYTES:
+                if self._answered_early():
+                    return
                 # The next file exists before the record that sends the child there.
                 path = _segment(folder, self._number + 1)
                 following = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -88,6 +99,19 @@ class BackgroundDiagnosis:
                 self._fd, self._number, self._written = following, self._number + 1, 0
         except OSError as error:
             self._fail(f"the output could not be spooled for matching: {error.strerror or error}")
+
+    def _answered_early(self) -> bool:
+        """Whether the child has answered (or died) before the output ended: it could not
+        open the index or stopped matching. The spool stops there, so that nothing grows on
+        disk that nobody reads; ``finish`` takes the answer."""
+        ready, _, _ = select.select([self._result], [], [], 0)
+        if not ready:
+            return False
+        with suppress(OSError):
+            os.close(self._fd)
+        self._fd = -1
+        self.close()
+        return True
 
     def _append(self, stream: int, data: bytes) -> None:
         parts = [HEADER.pack(stream, len(data)), data]
@@ -103,13 +127,14 @@ class BackgroundDiagnosis:
         """The command has ended: let the child catch up, and take its diagnosis."""
         if self._child < 0:  # it never started
             return None
-        if self.error is None:
+        if self.error is None and self._fd >= 0:
             try:
                 self._append(END, b"")
             except OSError as error:
                 self._fail(f"the output could not be spooled for matching: {error}")
-        with suppress(OSError):
-            os.close(self._fd)
+        if self._fd >= 0:
+            with suppress(OSError):
+                os.close(self._fd)
         self._fd = -1
         chunks = []
         while chunk := os.read(self._result, READ_BYTES):
@@ -121,7 +146,7 @@ class BackgroundDiagnosis:
         if self.error is not None:
             return None
         try:
-            kind, value = pickle.loads(b"".join(chunks))
+            kind, value, self.notes = pickle.loads(b"".join(chunks))
         except Exception:  # noqa: BLE001 - the child died before it could answer
             code = os.waitstatus_to_exitcode(status)
             self.error = f"the matching process ended without a diagnosis (status {code})"
@@ -169,8 +194,9 @@ def _reap(pid: int) -> int:
         return 0
 
 
-def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
-    """The child: read the spool in order into ``live``; write back what it found."""
+def _match(make_live: Callable[[], LiveDiagnosis], folder: Path, result: int, parent: int) -> int:
+    """The child: open the index, read the spool in order into a ``LiveDiagnosis``;
+    write back what it found."""
     # Signals are for the command and for ``failpedia run``, which passes them on; the
     # matcher finishes the diagnosis whatever happens to the command.
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTSTP):
@@ -178,10 +204,16 @@ def _match(live: LiveDiagnosis, folder: Path, result: int, parent: int) -> int:
     # Background work: where CPUs are short, the command and the pass-through go first.
     with suppress(OSError):
         os.nice(MATCHER_NICENESS)
+    notes = io.StringIO()
+    answer: tuple[str, object, str]
     try:
-        answer: tuple[str, object] = ("diagnosis", _read_spool(live, folder, parent))
+        with redirect_stderr(notes):
+            live = make_live()
+        answer = ("diagnosis", _read_spool(live, folder, parent), notes.getvalue())
+    except IndexUnavailable as error:
+        answer = ("error", str(error), notes.getvalue())
     except Exception as error:  # noqa: BLE001 - reported by the parent, never a traceback
-        answer = ("error", f"{type(error).__name__}: {error}")
+        answer = ("error", f"{type(error).__name__}: {error}", notes.getvalue())
     if answer[1] is None:
         return 0  # the parent is gone: nobody to answer
     data = pickle.dumps(answer)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,25 +100,47 @@ def _checkout_entries() -> Path:
     return root / "entries"
 
 
+def _read_index_file(index_file: Path) -> IndexFile:
+    try:
+        return IndexFile(str(index_file), index_file.read_bytes())
+    except OSError as error:
+        raise IndexUnavailable(
+            f"{index_file}: cannot read the signature index: {error.strerror or error}"
+        ) from None
+
+
+def _compiled_index(entries_dir: Path) -> SignatureIndex:
+    from failpedia.catalog.index_build import build_index
+
+    catalog, settings = compile_catalog(entries_dir)
+    return parse_index(build_index(catalog, settings.site_url, settings.repo_url), str(entries_dir))
+
+
 def open_index(
     index_file: Path | None = None, entries_dir: Path | None = None
 ) -> IndexFile | SignatureIndex:
     """The index file to read (given, or shipped with the package), or else the index
     compiled from an entries folder or the checkout's."""
+    return index_opener(index_file, entries_dir)()
+
+
+def index_opener(
+    index_file: Path | None = None, entries_dir: Path | None = None
+) -> Callable[[], IndexFile | SignatureIndex]:
+    """Find the index's source now, and return what opens it.
+
+    Finding it is quick, and a missing file or folder is an error before anything runs;
+    compiling a checkout's entries takes a second or more, which ``failpedia run`` spends
+    beside the command rather than before it."""
     if index_file is None and entries_dir is None:
         index_file = packaged_file(INDEX_FILE)
     if index_file is not None:
-        try:
-            return IndexFile(str(index_file), index_file.read_bytes())
-        except OSError as error:
-            raise IndexUnavailable(
-                f"{index_file}: cannot read the signature index: {error.strerror or error}"
-            ) from None
-    from failpedia.catalog.index_build import build_index
-
-    entries_dir = entries_dir or _checkout_entries()
-    catalog, settings = compile_catalog(entries_dir)
-    return parse_index(build_index(catalog, settings.site_url, settings.repo_url), str(entries_dir))
+        found = _read_index_file(index_file)
+        return lambda: found
+    entries = entries_dir or _checkout_entries()
+    if not entries.is_dir():
+        raise IndexUnavailable(f"{entries}: entries folder does not exist")
+    return functools.partial(_compiled_index, entries)
 
 
 def load_index(index_file: Path | None = None, entries_dir: Path | None = None) -> SignatureIndex:

@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stays a terminal), match every line as diagnose does, and print the diagnosis to "
         "stderr when CMD ends. SIGINT, SIGTERM and SIGHUP are passed to CMD's process group.",
         epilog="Exit status: CMD's (128+N when signal N killed it; 127 not found, 126 not "
-        "runnable); 2 bad usage or no signature index, before CMD starts.",
+        "runnable); 2 bad usage or no signature index, found before CMD starts.",
         usage="failpedia run [-h] [--context N] [--json FILE] -- CMD [ARG ...]",
     )
     run.add_argument(

@@ -34,7 +34,8 @@ from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import Any
 
-READ_SIZE = 1 << 16  # a pipe's capacity: one read takes what a writer could put in at once
+READ_SIZE = 1 << 20  # what one pump passes on at most: the pipe's capacity, as enlarged
+PIPE_BYTES = 1 << 20  # the capacity asked for the command's pipes (Linux's default limit)
 POLL_SECONDS = 0.1  # how often the command's state is checked while it is silent
 RESIZE_SECONDS = 0.5  # how often the window's size is copied while the command has it
 DRAIN_SECONDS = 0.5
@@ -69,7 +70,18 @@ class _Stream:
             _mirror_terminal(self.target, self.writer)
         else:
             self.reader, self.writer = os.pipe()
+            _enlarge_pipe(self.writer)
         os.set_blocking(self.reader, False)
+
+
+def _enlarge_pipe(pipe: int) -> None:
+    """A command that prints in bursts fills a 64 KiB pipe in a moment and waits for us
+    each time; with room for a megabyte it writes on while we pass on what it wrote, in
+    fewer, larger reads. Where the system refuses (a lower limit), the pipe stays as it is."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None:
+        with suppress(OSError):
+            fcntl.fcntl(pipe, set_size, PIPE_BYTES)
 
 
 def _mirror_terminal(source: int, follower: int) -> None:

@@ -4,9 +4,11 @@ and diagnosed as it streams; the diagnosis follows on stderr when it ends.
 The exit status is the command's (128 + n when signal n killed it; 127 when it could not
 be found, 126 when it could not be run; 2 for our own bad usage, found before it starts).
 Matching runs in a process of its own, fed through a spool on disk
-(``background_matching``), so the command never waits for it; the diagnosis is printed
-once the matcher has caught up. Nothing of the diagnosis may hurt the run: should matching
-fail, the output still passes through and the failure is reported at the end.
+(``background_matching``), so the command never waits for it: not for the index to be
+compiled (only a missing index stops it from starting), nor for the matching; the
+diagnosis is printed once the matcher has caught up. Nothing of the diagnosis may hurt
+the run: should matching fail, the output still passes through and the failure is
+reported at the end.
 """
 
 from __future__ import annotations
@@ -91,14 +93,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"failpedia run: {problem}", file=sys.stderr)
             return 2
     try:
-        index = index_source.open_index(
+        open_index = index_source.index_opener(
             Path(args.index) if args.index else None, Path(args.entries) if args.entries else None
         )
-        live = LiveDiagnosis(index, STREAM_NAMES, context=args.context, engine_name=args.engine)
     except IndexUnavailable as error:
         print(f"failpedia run: {error}", file=sys.stderr)
         return 2
-    watch = BackgroundDiagnosis(live, Path(args.spool) if args.spool else None)
+
+    def make_live() -> LiveDiagnosis:  # in the matcher, while the command runs
+        return LiveDiagnosis(open_index(), STREAM_NAMES, args.context, args.engine)
+
+    watch = BackgroundDiagnosis(make_live, Path(args.spool) if args.spool else None)
     try:
         outcome = run_passing_through(command, watch.feed)
     except BaseException as error:
@@ -110,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 127 if isinstance(error, FileNotFoundError) else 126
     diagnosis = watch.finish()
     sys.stdout.flush()
-    report = [_separator(outcome)]
+    report = [_separator(outcome), watch.notes]
     if diagnosis is None:
         report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
     else:
