@@ -1,9 +1,10 @@
 """How much of what people really paste does the catalog cover, and does diagnosis put the
 right entry first?
 
-Runs ``failpedia diagnose --json`` on every case of ``benchmarks/realworld/cases/`` (log
-excerpts pasted into public issue threads, each labelled with the entry that explains it
-or ``none``) and writes ``benchmarks/results/coverage.json``:
+Compiles the catalog's index once (``failpedia index``), then runs ``failpedia diagnose
+--json --index`` on every case of ``benchmarks/realworld/cases/`` (log excerpts pasted into
+public issue threads, each labelled with the entry that explains it or ``none``) and
+writes ``benchmarks/results/coverage.json``:
 
 - ``cases``: how many; ``covered``: cases whose failure has an entry;
 - ``found``: cases whose expected entry is among the findings; ``top1``: cases whose
@@ -82,14 +83,27 @@ def load_cases(folder: Path = CASES_DIR) -> list[Case]:
     return cases
 
 
-def diagnose(case: Case, root: Path = ROOT, python: str = sys.executable) -> list[str]:
+def compile_index(folder: Path, root: Path = ROOT, python: str = sys.executable) -> Path:
+    """The catalog's signature index, written once with ``failpedia index``: each
+    diagnosis then reads it instead of compiling the entries again."""
+    done = subprocess.run(
+        [python, "-m", "failpedia.cli", "--root", str(root), "index", "--out", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"failpedia index failed ({done.returncode}): {done.stderr}")
+    return folder / "signatures.json"
+
+
+def diagnose(case: Case, index: Path, python: str = sys.executable) -> list[str]:
     """The entry ids ``failpedia diagnose`` finds in the excerpt, first finding first."""
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / f"{case.name}.log"
         log.write_text(case.excerpt, encoding="utf-8")
         done = subprocess.run(
-            [python, "-m", "failpedia.cli", "diagnose", "--json"]
-            + ["--entries", str(root / "entries"), str(log)],
+            [python, "-m", "failpedia.cli", "diagnose", "--json", "--index", str(index), str(log)],
             capture_output=True,
             text=True,
             check=False,
@@ -119,7 +133,9 @@ def documented_entries(root: Path = ROOT) -> set[str]:
 
 
 def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:
-    rows = [(case, diagnose(case, root)) for case in cases]
+    with tempfile.TemporaryDirectory() as folder:
+        index = compile_index(Path(folder), root)
+        rows = [(case, diagnose(case, index)) for case in cases]
     documented = documented_entries(root)
     by_category: dict[str, list[tuple[Case, list[str]]]] = defaultdict(list)
     for row in rows:
