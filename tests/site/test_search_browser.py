@@ -10,6 +10,9 @@ from search_cases import CATALOG, signature_cases
 from sitebuild import REPO
 
 CASES = signature_cases()
+# Every line is pasted. Typing reaches the same search through a keystroke per character,
+# so each entry's first signature line and every alias (what a reader types) is typed.
+TYPED_CASES = [case for case in CASES if case[1].endswith("-signature0") or "-alias" in case[1]]
 # The first result: an entry the signature matcher lists (search-owner.js), else the first
 # full-text result.
 FIRST_RESULT = ".md-search-result a.md-search-result__link"
@@ -82,7 +85,9 @@ def _owner_first(page, expected: str) -> tuple[bool, str]:  # noqa: ANN001
     return bool(page.evaluate(OWNER_FIRST, arg)), first
 
 
-@pytest.mark.parametrize(("url", "label", "query"), CASES, ids=[case[1] for case in CASES])
+@pytest.mark.parametrize(
+    ("url", "label", "query"), TYPED_CASES, ids=[case[1] for case in TYPED_CASES]
+)
 def test_typed_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:  # noqa: ANN001
     search_page.keyboard.type(query)
     found, first = _owner_first(search_page, url)
