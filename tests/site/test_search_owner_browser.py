@@ -3,13 +3,12 @@
 Every signature line and alias of the catalog is searched as it is and as it comes out of
 other runs: behind a log prefix (``[rank3]: ``, a timestamp and level), with other numbers,
 other paths and other tensor shapes. The owning entry must be the first result for at
-least 95% of them, and the first result must show within 300 ms of the query.
+least 95% of them. How soon it shows is measured by ``benchmarks/search_latency.py``.
 """
 
 from __future__ import annotations
 
 import re
-import statistics
 import zlib
 from urllib.parse import urlsplit
 
@@ -18,7 +17,6 @@ from search_cases import signature_cases
 
 BOX = "input[data-md-component=search-query]"
 OWNER_FIRST_GOAL = 0.95
-FIRST_RESULT_BOUND_MS = 300
 
 RANK_PREFIX = "[rank3]: "
 TIME_PREFIX = "2024-05-01 12:00:01,123 ERROR "
@@ -134,47 +132,6 @@ async (queries) => {
 }
 """
 
-# Runs in the page: the time from a query to its first result on the page, for each query,
-# from an empty box on a page done with the query before (its results gone, the count back
-# to the theme's "Type to start searching").
-FIRST_RESULT_TIMES = """
-async (queries) => {
-  const box = document.querySelector("input[data-md-component=search-query]");
-  const meta = document.querySelector(".md-search-result__meta");
-  const idle = meta.textContent;
-  const selector = ".md-search-result a.md-search-result__link";
-  const paint = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
-  const times = [];
-  for (const query of queries) {
-    box.value = "";
-    box.dispatchEvent(new InputEvent("input", { bubbles: true }));
-    while (document.querySelector(selector) || meta.textContent !== idle) {
-      await new Promise(r => setTimeout(r, 10));
-    }
-    await paint();
-    await paint();
-    const start = performance.now();
-    box.value = query;
-    box.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
-    await new Promise(resolve => {
-      const result = document.querySelector(".md-search-result");
-      const check = () => {
-        if (!document.querySelector(selector)) return false;
-        observer.disconnect();
-        resolve();
-        return true;
-      };
-      const observer = new MutationObserver(check);
-      observer.observe(result, { childList: true, subtree: true });
-      check();
-    });
-    await paint();  // shown: the frame that draws it has run
-    times.push(performance.now() - start);
-  }
-  return times;
-}
-"""
-
 
 @pytest.fixture
 def search_page(browser, site_url):  # noqa: ANN001, ANN201
@@ -237,31 +194,6 @@ def test_owner_is_the_first_result_for_real_and_varied_messages(search_page) -> 
     for label, url, first, query in misses:
         print(f"  MISS {label}: {first} (owner {url}) for {query[:160]!r}")
     assert rate >= OWNER_FIRST_GOAL
-
-
-def test_first_result_shows_within_300_ms(search_page) -> None:  # noqa: ANN001
-    """From a paste into the box to the first result drawn, measured in the page, for each
-    signature line and alias, the slowest under 300 ms: a line an entry's pattern matches
-    is listed as soon as the matcher answers; other queries wait for the full-text search."""
-    queries = [text for _, _, text in BASE_CASES]
-    times = search_page.evaluate(FIRST_RESULT_TIMES, queries)
-    ordered = sorted(times)
-    p90 = ordered[int(0.9 * (len(ordered) - 1))]
-    print(
-        f"\nfirst result after {statistics.median(times):.0f} ms (median), {p90:.0f} ms "
-        f"(90th percentile), {max(times):.0f} ms (slowest) over {len(times)} queries"
-    )
-    for took, query in sorted(zip(times, queries, strict=True), reverse=True)[:5]:
-        print(f"  {took:.0f} ms for {query[:100]!r}")
-    # The machine running the tests is shared: a query over the bound is measured once more
-    # (a busy moment slowed one of 268 queries from 20 ms to over 400), and must make it.
-    slow = [
-        query for took, query in zip(times, queries, strict=True) if took >= FIRST_RESULT_BOUND_MS
-    ]
-    again = search_page.evaluate(FIRST_RESULT_TIMES, slow) if slow else []
-    for took, query in zip(again, slow, strict=True):
-        print(f"  again: {took:.0f} ms for {query[:100]!r}")
-    assert all(took < FIRST_RESULT_BOUND_MS for took in again)
 
 
 def _search(page, query: str) -> None:  # noqa: ANN001
