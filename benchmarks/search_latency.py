@@ -1,7 +1,7 @@
 """How soon does site search show the entry for a pasted error, against the theme's own
 full-text search measured in the same page?
 
-Builds the site (`mkdocs build`), serves it on 127.0.0.1, opens it in headless Chromium
+Builds the site (`mkdocs build --strict`), serves it on 127.0.0.1, opens it in headless Chromium
 and pastes each signature line and alias of the catalog into the search box, from an
 empty box each time, on a page whose full-text index and signature matcher are ready (a
 reader who clicked the box, then pastes). For each query it records, in the page:
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
-import http.server
 import json
 import os
 import platform
@@ -32,22 +30,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
-CHROMIUM = os.environ.get("FAILPEDIA_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The site is built and served, and Chromium started, as the browser tests do.
+sys.path.insert(0, str(REPO / "tests"))
+
+from sitebuild import CHROMIUM, CHROMIUM_ARGS, SiteServer, build_site  # noqa: E402
+
 GOAL_MS = 300
 BOX = "input[data-md-component=search-query]"
 
@@ -109,53 +101,26 @@ def signature_queries() -> list[tuple[str, str]]:
     return queries
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-
-def build_site(site: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--site-dir", str(site)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"mkdocs build failed:\n{done.stdout}{done.stderr}")
-
-
 def measure(site: Path, texts: list[str]) -> tuple[list[list[float | None]], list[float | None]]:
     """Both times for every query, and the second measure of each query over the goal."""
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.goto(url, wait_until="load")
-            page.click(BOX)
-            page.wait_for_function(
-                "() => window.failpediaSearchOwner.match('RuntimeError').then(() => true)"
-            )
-            page.wait_for_function(
-                "() => !/Initializing/i.test("
-                "document.querySelector('.md-search-result__meta').textContent)"
-            )
-            times = page.evaluate(TIMES, texts)
-            slow = [text for text, (first, _) in zip(texts, times, strict=True) if _over(first)]
-            again = [first for first, _ in page.evaluate(TIMES, slow)] if slow else []
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with SiteServer(site) as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(server.url, wait_until="load")
+        page.click(BOX)
+        page.wait_for_function(
+            "() => window.failpediaSearchOwner.match('RuntimeError').then(() => true)"
+        )
+        page.wait_for_function(
+            "() => !/Initializing/i.test("
+            "document.querySelector('.md-search-result__meta').textContent)"
+        )
+        times = page.evaluate(TIMES, texts)
+        slow = [text for text, (first, _) in zip(texts, times, strict=True) if _over(first)]
+        again = [first for first, _ in page.evaluate(TIMES, slow)] if slow else []
+        browser.close()
     return times, again
 
 
@@ -211,7 +176,7 @@ def main() -> int:
     started = machine()
     with tempfile.TemporaryDirectory(prefix="failpedia-search-bench-") as folder:
         site = Path(folder) / "site"
-        build_site(site)
+        build_site(REPO, site)
         times, again = measure(site, texts)
     firsts = [first for first, _ in times]
     fulls = [full for _, full in times]
