@@ -10,8 +10,8 @@ pipe, with what opening the index printed (warnings about entries left out), whi
 parent prints with the diagnosis rather than in the middle of the command's output. A
 burst of output (a command printing a gigabyte at once) therefore waits on disk, not in
 memory, while the command runs at the speed of the pipe, and a steady training log is
-matched as it comes. Memory
-stays flat on both sides; the disk holds at most what the matcher is behind.
+matched as it comes. Memory stays flat on both sides; the disk holds at most what the
+matcher is behind, and nothing more once the matcher has stopped early.
 
 Nothing here may hurt the run: should the spool or the child fail, feeding stops, the
 output still passes through, and ``error`` says why at the end.
