@@ -9,10 +9,12 @@ commands that print it:
 - `python printer.py LOG`: the log printed line by line with `print`, each line one
   write (as with `PYTHONUNBUFFERED=1`), as a training program's logging does;
 
-each run three ways, in turn, with its standard output on /dev/null:
+each run four ways, in turn, with its standard output on /dev/null:
 
 - bare: `COMMAND > /dev/null`;
 - piped: `COMMAND | cat > /dev/null`, the cheapest way to read what a command prints;
+- tee: `COMMAND | tee FILE > /dev/null`, what a training command is often wrapped in to
+  keep its output (FILE in the same temporary folder as `failpedia run`'s spool);
 - failpedia: `failpedia run -- COMMAND > /dev/null`, which passes every byte through and
   diagnoses it (its stderr, the diagnosis, is kept to check what it found).
 
@@ -104,6 +106,8 @@ def measure(producer: list[str], log: Path, runs: int, work: Path) -> dict[str, 
     ways: dict[str, list[str] | str] = {
         "bare": producer,
         "piped": quoted(producer) + " | cat > /dev/null",
+        # What a training command is often wrapped in to keep its output: a copy on disk.
+        "tee": quoted(producer) + f" | tee {work / 'kept.log'} > /dev/null",
         "failpedia": [sys.executable, "-c", MEASURED_RUN, str(memory_file), *noting_its_end],
     }
     walls: dict[str, list[float]] = {name: [] for name in ways}
@@ -119,6 +123,7 @@ def measure(producer: list[str], log: Path, runs: int, work: Path) -> dict[str, 
             walls[name].append(wall)
             cpus[name].append(cpu)
             ended[name].append(wall)
+            (work / "kept.log").unlink(missing_ok=True)
             if name == "failpedia":
                 ended[name][-1] = float(ended_file.read_text()) - started
                 peaks.append(int(memory_file.read_text()))
