@@ -22,10 +22,8 @@ beside the first.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -37,7 +35,9 @@ BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
 # The site is built and served, and Chromium started, as the browser tests do.
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(BENCHMARKS))
 
+import run_overhead  # noqa: E402
 from sitebuild import CHROMIUM, CHROMIUM_ARGS, SiteServer, build_site  # noqa: E402
 
 GOAL_MS = 300
@@ -138,19 +138,9 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def machine() -> dict[str, object]:
-    revision = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
-    ).stdout.strip()
+    """The machine facts ``run_overhead`` records, and the browser."""
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
-    return {
-        "cpus": len(os.sched_getaffinity(0)),
-        "cpu": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "chromium": chromium.strip(),
-        "revision": revision,
-        "date": datetime.date.today().isoformat(),
-        "load_average": os.getloadavg(),
-    }
+    return {**run_overhead.machine(), "chromium": chromium.strip()}
 
 
 def table(report: dict[str, Any]) -> str:
