@@ -12,7 +12,17 @@ stops them all (SIGTERM, a grace period, SIGKILL) when the runner closes the lif
 descriptor (time limit, interrupted) or dies, and after the reproducer exits, so nothing
 outlives the run. In the sandbox's PID namespace (``--pid-namespace``) it signals every
 process of the namespace at once. ``--max-processes`` sets RLIMIT_NPROC, which the
-sandbox's user namespace makes a limit per run.
+sandbox's user namespace makes a limit per run, and ``--max-data-bytes`` RLIMIT_DATA,
+the memory one process of the reproducer may allocate. With ``--user UID:GID`` (a runner
+working as root) the reproducer's process drops to that user, supplementary groups and
+capabilities included, before it starts the script; the launcher keeps what it needs to
+stop them.
+
+Nothing the reproducer does can speak for it. The launcher is not dumpable, so a
+reproducer running as the same user cannot open its descriptors through ``/proc`` (to
+write a status of its own) or trace it, and the status and lifeline descriptors are
+closed in the reproducer. Standard input is passed on: the runner may hand the
+reproducer's interpreter its program there, where no command line shows it.
 
 It reports on the status descriptor, one line each: ``started <pid>``, then
 ``exit <code>`` or ``signal <number>`` for the reproducer, and ``stopped <SIGTERM|SIGKILL>``
@@ -34,6 +44,7 @@ import signal
 import sys
 import time
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.02
 KILL_ROUNDS_SECONDS = 5.0  # SIGKILL rounds end here (a process stuck in the kernel)
@@ -48,6 +59,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--detach", action="store_true")
     parser.add_argument("--pid-namespace", action="store_true")
     parser.add_argument("--max-processes", type=int, default=0)
+    parser.add_argument("--max-data-bytes", type=int, default=0)
+    parser.add_argument("--user", type=_ids, default=None, metavar="UID:GID")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     if options.command[:1] == ["--"]:
@@ -57,9 +70,42 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def _become_subreaper() -> None:
+def _ids(text: str) -> tuple[int, int]:
+    uid, _, gid = text.partition(":")
+    if not (uid.isdigit() and gid.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected UID:GID, got {text!r}")
+    return int(uid), int(gid)
+
+
+def _prctl(option: int, value: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _become_subreaper() -> None:
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _become_unreadable() -> None:
+    """Not dumpable: /proc/<pid>/fd, mem and ptrace are closed to same-user processes."""
+    _prctl(PR_SET_DUMPABLE, 0)
+
+
+def _limit_data(limit: int) -> None:
+    """RLIMIT_DATA at ``limit``, or at the hard limit already set where that is lower."""
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def _drop_to(user: tuple[int, int]) -> None:
+    """Become ``user`` for good: groups first (it needs the capability the uid change
+    takes away), then gid and uid, real, effective and saved alike."""
+    uid, gid = user
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
 
 
 def _descendants() -> list[int]:
@@ -154,8 +200,12 @@ class Launcher:
                 signal.set_wakeup_fd(-1)
                 for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                     signal.signal(signum, signal.SIG_DFL)
+                if self.options.max_data_bytes > 0:
+                    _limit_data(self.options.max_data_bytes)
+                if self.options.user is not None:
+                    _drop_to(self.options.user)
                 os.execv(self.options.command[0], self.options.command)
-            except OSError as error:
+            except (OSError, ValueError) as error:
                 message = f"failpedia launcher: cannot run {self.options.command[0]}: {error}\n"
                 os.write(2, message.encode(errors="replace"))
             os._exit(127)
@@ -184,6 +234,7 @@ def main(argv: list[str]) -> int:
     options = _parse(argv)
     for descriptor in (options.status, options.lifeline):
         os.set_inheritable(descriptor, False)
+    _become_unreadable()
     if options.detach:
         if os.fork() != 0:
             os._exit(0)

@@ -5,11 +5,12 @@ signature patterns; ``python repro.py --fixed`` exits 0 and prints no such line.
 
 Each mode runs contained where the machine allows (``sandbox``: bubblewrap), else with
 what holds without it, and always through the launcher (``launcher``), started with a
-clean environment (``environment``) and no stdin; stdout and stderr are merged into one
-pipe (``capture``, which scrubs credentials). The launcher reports the reproducer's exit
-on a status pipe and stops every process of the run when the runner closes the lifeline
-pipe (the time limit, an interruption) or dies; the sandbox, or for an uncontained run
-the reaper (``reaper``), stops whatever is left. The verdicts are described in
+clean environment (``environment``); its standard input carries only the check
+bootstrap (``check_bootstrap``), read before the script starts; stdout and stderr are
+merged into one pipe (``capture``, which scrubs credentials). The launcher reports the
+reproducer's exit on a status pipe and stops every process of the run when the runner
+closes the lifeline pipe (the time limit, an interruption) or dies; the sandbox, or for an
+uncontained run the reaper (``reaper``), stops whatever is left. The verdicts are described in
 ``results``.
 """
 
@@ -50,6 +51,7 @@ from failpedia.verify.results import (
     VerificationResult,
     now_iso,
 )
+from failpedia.verify.sandbox import LAUNCHER_SOURCE
 
 FIXED_FLAG = "--fixed"
 _NO_MODULE = re.compile(r"\bModuleNotFoundError: No module named '([\w.]+)'")
@@ -58,7 +60,6 @@ LEFTOVER_GRACE_SECONDS = 1.0  # the same, for processes left behind by one that 
 LAUNCHER_SECONDS = 7.0  # how long the launcher may take to stop everything, beyond grace
 READER_JOIN_SECONDS = 2.0  # how long output may still drain once everything is killed
 STATUS_LINE_BYTES = 256
-LAUNCHER_SOURCE = Path(__file__).with_name("launcher.py").read_text(encoding="utf-8")
 
 
 class HarnessError(Exception):
@@ -170,11 +171,27 @@ def _launcher_command(
     command += ["--status", str(status), "--lifeline", str(lifeline)]
     command += ["--grace", str(KILL_GRACE_SECONDS)]
     command += ["--leftover-grace", str(LEFTOVER_GRACE_SECONDS)]
+    command += ["--max-data-bytes", str(limits.memory_bytes)]
     if place.contained:
         command += ["--pid-namespace", "--max-processes", str(limits.processes)]
+        if place.run_as is not None:
+            command += ["--user", "{}:{}".format(*place.run_as)]
     else:
         command.append("--detach")
     return command
+
+
+def _program_input(watched: CheckedRun | None) -> int:
+    """The reproducer's standard input: a pipe holding the check bootstrap, already
+    closed for writing (it fits in a pipe's buffer), or /dev/null without one."""
+    if watched is None:
+        return os.open(os.devnull, os.O_RDONLY)
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, watched.program)
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _run_in(
@@ -197,12 +214,13 @@ def _run_in(
     else:
         command += ["--", python, *watched.arguments, *args]
     started = time.monotonic()
+    program = _program_input(watched)
     try:
         process = subprocess.Popen(
             command,
             cwd=place.cwd,
             env=place.env,
-            stdin=subprocess.DEVNULL,
+            stdin=program,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -215,6 +233,7 @@ def _run_in(
     finally:
         os.close(status_write)
         os.close(lifeline_read)
+        os.close(program)
     assert process.stdout is not None
     fd = process.stdout.fileno()
     output = BoundedOutput()
