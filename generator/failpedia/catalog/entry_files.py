@@ -6,10 +6,12 @@ file inside the entries folder, of at most ``MAX_FILE_BYTES``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from failpedia.catalog.bounded_read import RefusedFile, read_bounded
+from failpedia.catalog.model import ID_PATTERN
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.yaml_source import YamlDocument, YamlSyntaxError, parse_yaml
 
@@ -68,6 +70,20 @@ def read_yaml_file(
 def find_entry_files(entries_dir: Path) -> list[Path]:
     """Every ``<category>/<id>/entry.yaml`` under the entries folder, in a stable order."""
     return sorted(entries_dir.glob(f"*/*/{ENTRY_FILENAME}"))
+
+
+def folder_name_problem(path: Path) -> str | None:
+    """Why the folders of the entry file at ``<category>/<id>/entry.yaml`` cannot name its
+    page, if they cannot: both names go as they are into paths, URLs and the preview's
+    pages, so each must be an id before anything else reads the file."""
+    for what, name in (("category", path.parent.parent.name), ("entry", path.parent.name)):
+        if not re.fullmatch(ID_PATTERN, name):
+            return (
+                f"the {what} folder name {name!r} is not an id (lowercase letters and digits, "
+                "in words joined by single hyphens): the entry is left out until its folder "
+                "is renamed"
+            )
+    return None
 
 
 def find_misplaced_entry_files(entries_dir: Path) -> list[Path]:

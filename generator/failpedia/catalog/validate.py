@@ -1,12 +1,13 @@
 """Turn entry files into a checked Catalog, collecting every problem in one pass.
 
-Each file is read with ``read_bounded`` (a regular file inside the entries folder, of a
-bounded size), converted against the model (``convert``) and checked where it lives
-(``entry_check``, its result reused while nothing it read changed: ``entry_cache``), then
-against the catalog as a whole: ids against folders and against the names the site already
-uses (``site_names``), categories against the registry, related links, signature patterns
-against the portable dialect, their own text and the matching engine, signatures claimed
-by two entries, and the share of entries documented only from reports. ``failpedia
+An entry file whose folders' names are not ids is refused unread: they would name its
+page. Each other file is read with ``read_bounded`` (a regular file inside the entries
+folder, of a bounded size), converted against the model (``convert``) and checked where it
+lives (``entry_check``, its result reused while nothing it read changed: ``entry_cache``),
+then against the catalog as a whole: ids against folders and against the names the site
+already uses (``site_names``), categories against the registry, related links, signature
+patterns against the portable dialect, their own text and the matching engine, signatures
+claimed by two entries, and the share of entries documented only from reports. ``failpedia
 validate``, ``mkdocs build`` and every other command run these same checks;
 ``check_catalog`` also says which entry files were left out (the drafts ``mkdocs serve``
 previews).
@@ -28,6 +29,7 @@ from failpedia.catalog.entry_files import (
     SourceFile,
     find_entry_files,
     find_misplaced_entry_files,
+    folder_name_problem,
     read_yaml_file,
 )
 from failpedia.catalog.evidence_rules import evidence_share_problem
@@ -96,7 +98,8 @@ class CatalogCheck:
     catalog: Catalog
     problems: ProblemList
     drafts: list[Draft] = field(default_factory=list)
-    misplaced: list[str] = field(default_factory=list)  # entry files outside <category>/<id>/
+    # Entry files outside <category>/<id>/, or in folders whose names are not ids.
+    misplaced: list[str] = field(default_factory=list)
     checked: int = 0  # entry files read and checked anew
     reused: int = 0  # entry files whose earlier check was reused: nothing it read changed
 
@@ -163,13 +166,21 @@ def _check_catalog(
     misplaced = [display_path(path, root) for path in find_misplaced_entry_files(entries_dir)]
     for display in misplaced:
         problems.add(display, 0, "", "entry files belong at entries/<category>/<id>/entry.yaml")
+    entry_paths = []
+    for path in find_entry_files(entries_dir):
+        misnamed = folder_name_problem(path)
+        if misnamed is None:
+            entry_paths.append(path)
+        else:  # refused before its folder's name is used for anything
+            misplaced.append(display_path(path, root))
+            problems.add(misplaced[-1], 0, "", misnamed)
 
     files: list[tuple[Path, str, CheckedFile]] = []
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
     converted: list[tuple[CatalogEntry, SourceFile]] = []  # loaded, or with problems
     known_ids: dict[str, str] = {}
     reused = 0
-    for path in find_entry_files(entries_dir):
+    for path in entry_paths:
         checked, was_reused = checked_entry_file(path, root, checks)
         reused += was_reused
         problems.extend(checked.problems)

@@ -3,7 +3,9 @@
 Each draft gets a page where a valid entry's page would be: its problems first, as
 ``path:line: field: message`` lines escaped as text (they quote the file, which is
 untrusted), then the entry's whole page when it converted and only a later check failed,
-or else its id. ``mkdocs build`` never gets here: it refuses a catalog with problems.
+or else its id. Its title goes into the theme's HTML escaped, as an entry page's does.
+Its folders' names are ids: the catalog check refuses any other before a draft is made
+of it. ``mkdocs build`` never gets here: it refuses a catalog with problems.
 """
 
 from __future__ import annotations
