@@ -8,7 +8,9 @@
 # --device cuda`). No network and no installation: Failpedia runs from this checkout.
 # RECORDS_DIR receives one record per entry (<id>.json) and report/verify-gpu.json (the
 # whole run as JSON); `failpedia merge-records RECORDS_DIR verification` brings them home.
-# Extra options go to `failpedia verify`, e.g. `--shard 2/4` or `--require-containment`.
+# Extra options go to `failpedia verify`, e.g. `--shard 2/4`. Reproducers run contained
+# in bubblewrap; on a machine without it, verify refuses to run them unless given
+# `--unsafe-uncontained` (only for reviewed code on a machine you can throw away).
 set -euo pipefail
 
 if [ $# -lt 1 ]; then

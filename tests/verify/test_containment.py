@@ -32,6 +32,7 @@ from verify_helpers import (
     LINUX,
     copy_project,
     git,
+    processes_with,
     verify,
     verify_command,
     wait_for_processes,
@@ -273,6 +274,7 @@ def test_without_containment_verify_says_what_is_not_enforced(tmp_path: Path) ->
         "escapes-double-fork",
         "--no-record",
         "--json",
+        "--unsafe-uncontained",
         extra_env={"PATH": fake_bwrap_path(tmp_path), PLANTED: secret},
     )
     assert run.returncode == 1, run.stderr  # escapes-double-fork times out
@@ -287,18 +289,30 @@ def test_without_containment_verify_says_what_is_not_enforced(tmp_path: Path) ->
     assert wait_for_processes(marker, 0, seconds=5) == []
 
 
-def test_require_containment_refuses_to_run_uncontained(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [[], ["--require-containment"]], ids=["default", "required"])
+def test_without_containment_verify_refuses_to_run(tmp_path: Path, flags: list[str]) -> None:
     root = copy_project(tmp_path, HOSTILE_FIXTURE)
+    marker = plant_markers(root, "escapes-double-fork")
     run = verify(
         root,
         "reads-parent-environ",
-        "--require-containment",
+        "escapes-double-fork",
+        *flags,
         extra_env={"PATH": fake_bwrap_path(tmp_path)},
     )
     assert run.returncode == 2, run.stderr
-    assert "--require-containment" in run.stderr and "bubblewrap" in run.stderr
+    assert "refusing to run reproducers uncontained" in run.stderr, run.stderr
+    assert "apt-get install bubblewrap" in run.stderr and "--unsafe-uncontained" in run.stderr
+    assert "uid map: Permission denied" in run.stderr  # why containment is unavailable
     assert not re.search(r"\] start ", run.stderr) and not run.stdout
     assert "Traceback" not in run.stderr
+    assert processes_with(marker) == []
+
+
+def test_unsafe_uncontained_and_require_containment_exclude_each_other(tmp_path: Path) -> None:
+    root = copy_project(tmp_path, HOSTILE_FIXTURE)
+    run = verify(root, "reads-parent-environ", "--require-containment", "--unsafe-uncontained")
+    assert run.returncode == 2 and "not allowed with" in run.stderr, run.stderr
 
 
 # ---------------------------------------------------------------- limits, in process
@@ -354,3 +368,78 @@ def test_gpu_entries_see_the_nvidia_devices(tmp_path: Path) -> None:
         "nvidia1",
         "nvidiactl",
     ]
+
+
+# ---------------------------------------------------------------- the host and the proof
+
+
+@contextlib.contextmanager
+def host_socket(root: Path) -> Iterator[socket.socket | None]:
+    """A unix socket of the host, where a container engine's or a session bus's would
+    be (/run, when this user may write there), named in reaches-host's socket.txt."""
+    place = Path("/run") if os.access("/run", os.W_OK) else None
+    if place is None:
+        yield None
+        return
+    path = place / f"failpedia-test-{secrets.token_hex(6)}.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(16)
+    (entry_folder(root, "reaches-host") / "socket.txt").write_text(str(path))
+    try:
+        yield server
+    finally:
+        server.close()
+        path.unlink()
+
+
+@pytest.fixture(scope="module")
+def host_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, list[str]]:
+    root = copy_project(tmp_path_factory.mktemp("host"), HOSTILE_FIXTURE)
+    with host_socket(root) as server:
+        process = verify(root, "reaches-host", "forges-proof", "--json", "--no-record")
+        connected = senders(server) if server is not None else []
+    assert "Traceback" not in process.stderr, process.stderr
+    document = json.loads(process.stdout)
+    return Run(root, process, document, "", "", connected), connected
+
+
+def test_no_unix_socket_of_the_host_can_be_reached(host_run: tuple[Run, list[str]]) -> None:
+    run, connected = host_run
+    text = run.result("reaches-host")["output_excerpt"]
+    assert run.result("reaches-host")["verdict"] == "proved", run.process.stderr
+    assert connected == [], text
+    assert ": connected" not in text, text
+    if not os.access("/run", os.W_OK):
+        pytest.skip("this user cannot put a socket in /run; the rest was checked")
+
+
+def test_dev_is_read_only_and_root_only_files_stay_closed(
+    host_run: tuple[Run, list[str]],
+) -> None:
+    text = host_run[0].result("reaches-host")["output_excerpt"]
+    assert "dev: refused (Read-only file system)" in text, text
+    assert ": read\n" not in text, text
+    assert re.search(r"read /etc/shadow: refused \((Permission denied|No such file)", text), text
+    uid = int(re.search(r"uid (\d+)", text).group(1))  # type: ignore[union-attr]
+    assert uid != 0 or os.geteuid() != 0, "a runner working as root ran the reproducer as root"
+
+
+def test_a_fixed_mode_cannot_forge_its_proof(host_run: tuple[Run, list[str]]) -> None:
+    result = host_run[0].result("forges-proof")
+    assert result["verdict"] == "fix-failed", result
+    assert result["fixed"]["exit_code"] == 1, result
+    assert result["fixed"]["check_passed"] is False, result
+
+
+def test_a_memory_limit_holds(containment: sandbox.Containment) -> None:
+    item = hostile_entry("eats-memory")
+    limits = sandbox.Limits(memory_bytes=256 << 20)
+    captured = runner.run_mode(
+        item.folder / "repro.py", [], 60, item.patterns, containment=containment, limits=limits
+    )
+    text = captured.output.excerpt()
+    found = re.search(r"memory: allocated (\d+) MiB, then (.+)", text)
+    assert found, text
+    assert int(found.group(1)) < 256 and found.group(2) == "MemoryError", text
+    assert captured.result.matched and captured.result.exit_code == 1, text

@@ -17,7 +17,7 @@ report covers the others) or no signature index is available.
 ``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
 skipped for a missing device or requirement; 1 when any was not reproduced, failed its
 fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
-(unknown id, bad git ref) or ``--require-containment`` without containment; 130
+(unknown id, bad git ref) or no containment without ``--unsafe-uncontained``; 130
 interrupted (SIGINT), 143 stopped (SIGTERM).
 """
 
@@ -35,16 +35,18 @@ of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
 Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
 Records go to verification/<id>.json (newest result per environment) unless --no-record.
 
-Reproducers run contained in bubblewrap (bwrap) where it works: read-only filesystem,
-private /tmp and /dev/shm with a size limit, no network unless the entry declares it,
-a process limit, a private process tree that dies with the run. The first line on
-stderr says whether they are contained and, if not, what is not enforced.
+Reproducers are code from pull requests. They run contained in bubblewrap (bwrap):
+read-only filesystem, private /tmp and /dev/shm with a size limit, no network unless the
+entry declares it, an unprivileged user, process and memory limits, a private process
+tree that dies with the run. Where bubblewrap cannot contain them, verify refuses to run
+them unless --unsafe-uncontained is given. The first line on stderr says how they run.
 
 exit codes:
   0  every selected entry proved, or skipped for a missing device or requirement
      (with --require-packages, a missing requirement is a failure)
   1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
-  2  bad usage: unknown entry id, bad git ref; or --require-containment without it
+  2  bad usage: unknown entry id, bad git ref; or no containment here and no
+     --unsafe-uncontained
   130 interrupted (SIGINT); 143 stopped (SIGTERM); running reproducers are stopped
 """
 
@@ -140,10 +142,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fail when a reproducer is skipped for a missing package (for CI)",
     )
-    verify.add_argument(
+    containment = verify.add_mutually_exclusive_group()
+    containment.add_argument(
         "--require-containment",
         action="store_true",
-        help="refuse to run reproducers unless bubblewrap can contain them (for CI)",
+        help="refuse to run reproducers unless bubblewrap can contain them (the default; "
+        "kept so CI says so)",
+    )
+    containment.add_argument(
+        "--unsafe-uncontained",
+        action="store_true",
+        help="where bubblewrap cannot contain reproducers, run them anyway with your "
+        "user's rights: they can then read and write your files, reach the network and, "
+        "as root, end every process of the machine; only for code you have read",
     )
     verify.add_argument(
         "--no-record",

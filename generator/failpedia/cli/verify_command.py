@@ -1,8 +1,8 @@
 """``failpedia verify``: run the reproducers both ways, show progress, write records.
 
-It says first whether reproducers are contained (``--require-containment`` refuses to
-run them otherwise). SIGINT and SIGTERM stop the running reproducers, remove their
-temporary folders, and exit 130 and 143.
+It says first how reproducers are contained; where they cannot be, it refuses to run
+them unless ``--unsafe-uncontained`` asks for it. SIGINT and SIGTERM stop the running
+reproducers, remove their temporary folders, and exit 130 and 143.
 """
 
 from __future__ import annotations
@@ -190,15 +190,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.shard is not None:
         selected = [item for item in selected if in_shard(item.entry.id, *args.shard)]
     containment = sandbox.detect(sys.executable)
-    if selected:
-        print(containment.summary(), file=sys.stderr, flush=True)
-    if args.require_containment and not containment.available:
+    if selected and not containment.available and not args.unsafe_uncontained:
         print(
-            "failpedia verify: --require-containment: reproducers cannot be contained here; "
-            "install bubblewrap (apt-get install bubblewrap) and allow user namespaces",
+            f"failpedia verify: containment unavailable: {containment.problem}\n"
+            "failpedia verify: refusing to run reproducers uncontained: they are code from "
+            "pull requests, and here they would run with your user's rights (your files, "
+            "the network, every process you may signal). Install bubblewrap (apt-get "
+            "install bubblewrap) and allow user namespaces; or, only for code you have "
+            "read, pass --unsafe-uncontained",
             file=sys.stderr,
         )
         return 2
+    if selected:
+        print(containment.summary(), file=sys.stderr, flush=True)
     packages = {
         name
         for item in selected
