@@ -152,6 +152,28 @@
   var sending = Promise.resolve();
   var pasting = false;  // the query comes from a paste or a drop: one event, no keys follow
 
+  // The theme's worker marks the query's words in titles and snippets as they are written
+  // in HTML, where a title's "<" is "&lt;": a query holding "lt" or "gt" (or "amp", "quot",
+  // "x27") cut such a character reference in two, "&<mark>lt</mark>;", and the result
+  // showed "&lt;" instead of "<". A mark inside a character reference is taken out.
+  var MARKED_REFERENCE = /&(#?)<mark>(\w+)<\/mark>;/g;
+  function unmarkReferences(value) {
+    if (typeof value === "string") return value.replace(MARKED_REFERENCE, "&$1$2;");
+    if (Array.isArray(value)) return value.map(unmarkReferences);
+    return value;
+  }
+  function unmarked(groups) {
+    return groups.map(function (group) {
+      return group.map(function (doc) {
+        var fixed = Object.assign({}, doc);
+        ["title", "text", "tags"].forEach(function (field) {
+          if (field in doc) fixed[field] = unmarkReferences(doc[field]);
+        });
+        return fixed;
+      });
+    });
+  }
+
   var reordered = new WeakMap();  // answer event -> the event with reordered results
   function reorder(worker, event) {
     var answer = event.data;
@@ -160,9 +182,8 @@
     if (!(search && isAnswer)) return event;
     if (!reordered.has(event)) {  // once per answer, however many listeners the worker has
       var query = search.queries.shift();
-      var items = query === undefined
-        ? answer.data.items
-        : rerank(query.cleaned, answer.data.items, search.pages);
+      var found = unmarked(answer.data.items);
+      var items = query === undefined ? found : rerank(query.cleaned, found, search.pages);
       var close = items.close || 0;
       var owner = window.failpediaSearchOwner;
       if (owner && query !== undefined) {

@@ -94,7 +94,8 @@ def head_title(text: str, limit: int = 60) -> str:
 
 
 def plain(value: object) -> str:
-    """Text from a verification record as literal Markdown: no markup, link or code."""
+    """Text from a verification record, or an address shown as a link's text, as literal
+    Markdown: no markup, link, code or emphasis (``/_foo_/`` stays as it is)."""
     escaped = html.escape(" ".join(str(value).split()), quote=False)
     return re.sub(r"([\\`*_\[\]|])", r"\\\1", escaped)
 
