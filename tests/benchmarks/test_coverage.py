@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +45,30 @@ def test_every_case_names_its_source_and_a_decisive_line_of_its_excerpt() -> Non
     assert all(case.source.startswith("https://") for case in cases)
     hard = sum(case.hard for case in cases)
     assert hard >= 0.4 * len(cases)
+    for batch in sorted({case.batch for case in cases} - {1}):
+        earlier = {case.source for case in cases if case.batch < batch}
+        sources = [case.source for case in cases if case.batch == batch]
+        assert len(set(sources)) == len(sources), f"batch {batch} holds a thread twice"
+        assert not earlier & set(sources), f"batch {batch} repeats threads: {earlier & set(sources)}"
+
+
+def test_every_batch_after_the_first_has_its_first_seen_figures() -> None:
+    """A batch is scored before the catalog changes for it: its figures are committed with
+    the catalog commit they were measured on, and that commit is in the history."""
+    cases = _coverage_module().load_cases()
+    committed = json.loads(RESULTS.read_text(encoding="utf-8"))
+    recorded = {record["batch"]: record for record in committed["first_seen"]}
+    for batch in sorted({case.batch for case in cases} - {1}):
+        record = recorded.get(batch)
+        assert record is not None, f"batch {batch} was never scored first-seen"
+        in_batch = [case for case in cases if case.batch == batch]
+        assert record["cases"] == len(in_batch), f"batch {batch} changed after it was scored"
+        assert {case.collected for case in in_batch} == {record["collected"]}
+        assert len(in_batch) >= 60, f"batch {batch} holds {len(in_batch)} cases"
+        done = subprocess.run(
+            ["git", "-C", str(REPO), "cat-file", "-e", f"{record['catalog_commit']}^{{commit}}"],
+            capture_output=True,
+            check=False,
+        )
+        if (REPO / ".git").exists():
+            assert done.returncode == 0, f"batch {batch}: unknown commit {record['catalog_commit']}"
