@@ -74,8 +74,12 @@ class CompiledPattern:
         return self.regex.search(line)
 
 
-def compile_pattern(source: str) -> CompiledPattern:
-    """Check ``source`` against the dialect and compile its canonical form."""
+def compile_pattern(source: str, min_literal: int = MIN_LITERAL) -> CompiledPattern:
+    """Check ``source`` against the dialect and compile its canonical form.
+
+    ``min_literal`` is the fixed literal every alternative needs: a signature must not
+    match unrelated lines, but a redaction rule (``redaction``) matches what has no fixed
+    text, such as a password."""
     if not source:
         raise PatternError("pattern is empty")
     if len(source) > MAX_PATTERN_LENGTH:
@@ -91,10 +95,10 @@ def compile_pattern(source: str) -> CompiledPattern:
         )
     parser = _Parser(source)
     canonical, branch_literals = parser.parse()
-    short = [literal for literal in branch_literals if len(literal) < MIN_LITERAL]
+    short = [literal for literal in branch_literals if len(literal) < min_literal]
     if short:
         raise PatternError(
-            f"needs a fixed literal of at least {MIN_LITERAL} characters outside groups "
+            f"needs a fixed literal of at least {min_literal} characters outside groups "
             f"and repeats in every alternative (longest found: {short[0]!r}), so that it "
             "cannot match unrelated lines"
         )
