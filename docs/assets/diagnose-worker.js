@@ -110,9 +110,60 @@ function compileIndex(data) {
     siteUrl: data.site_url,
     warnings: warnings,
     // Where an issue about an unknown failure goes, and what is removed from it first.
-    issues: { repoUrl: data.repo_url || "", redactions: r.redactions || [] },
+    repoUrl: data.repo_url || "",
+    redact: redactor(r.redactions),
     entries: entries,
     probe: new RegExp(literals.map(escapeRegExp).join("|"), "g"),
+  };
+}
+
+// The redaction policy signatures.json publishes (generator/failpedia/signatures/
+// redaction.py, which failpedia report and the runner apply too): a match of
+// (keep)(?:secret) becomes what keep matched, the replacement, then the line breaks the
+// secret held; a match that `unless` matches stays. Null where the index carries no rules
+// or this browser cannot compile one of them: then no log text goes into a link.
+function redactor(list) {
+  if (!Array.isArray(list) || !list.length) return null;
+  var compiled = [];
+  for (var i = 0; i < list.length; i++) {
+    var rule = list[i];
+    if (!rule || typeof rule.keep !== "string" || typeof rule.secret !== "string" ||
+        typeof rule.replacement !== "string") return null;
+    try {
+      compiled.push({
+        regex: new RegExp("(" + rule.keep + ")(?:" + rule.secret + ")", "gu"),
+        unless: rule.unless ? new RegExp(rule.unless, "u") : null,
+        replacement: rule.replacement,
+      });
+    } catch (error) {
+      return null;
+    }
+  }
+  return function (text) {
+    compiled.forEach(function (rule) {
+      text = text.replace(rule.regex, function (match, kept) {
+        if (rule.unless && rule.unless.test(match)) return match;
+        var breaks = match.slice(kept.length).split("\n").length - 1;
+        return kept + rule.replacement + "\n".repeat(breaks);
+      });
+    });
+    return text;
+  };
+}
+
+// What a new-issue link may carry of a result, redacted: each unmatched line as
+// "file:line: text" and as its text alone (a title), and the inputs' names. Null where
+// there is nowhere to send it or nothing to redact it with.
+function issueParts(result) {
+  if (!index.repoUrl || !index.redact) return null;
+  var redact = index.redact;
+  return {
+    repoUrl: index.repoUrl,
+    lines: result.unmatched.map(function (e) {
+      return redact(e.file + ":" + e.line + ": " + e.text);
+    }),
+    titles: result.unmatched.map(function (e) { return redact(e.text); }),
+    names: result.inputs.map(function (input) { return redact(input.name); }),
   };
 }
 
@@ -590,7 +641,8 @@ onmessage = async function (event) {
       pasted.finish();
       state.inputs.push({ name: pasted.name, rank: null, bytes: text.length, lines: pasted.lineNo });
     }
-    postMessage({ type: "done", result: finish(state), siteUrl: index.siteUrl, issues: index.issues });
+    var result = finish(state);
+    postMessage({ type: "done", result: result, siteUrl: index.siteUrl, issues: issueParts(result) });
   } catch (error) {
     postMessage({ type: "error", message: String(error && error.message || error) });
   }

@@ -136,22 +136,6 @@
     list.appendChild(item);
   }
 
-  // The redaction rules signatures.json publishes (signatures/redaction.py): a match
-  // becomes its first group, where it took part, followed by the replacement.
-  function redactor(rules) {
-    var compiled = rules.map(function (rule) {
-      return { regex: new RegExp(rule[1], "g" + rule[2]), replacement: rule[3] };
-    });
-    return function (text) {
-      compiled.forEach(function (rule) {
-        text = text.replace(rule.regex, function (match, kept) {
-          return (typeof kept === "string" ? kept : "") + rule.replacement;
-        });
-      });
-      return text;
-    };
-  }
-
   function shortened(text, limit) {
     text = text.replace(/\s+/g, " ").trim();
     return text.length <= limit ? text : text.slice(0, limit - 1) + "\u2026";
@@ -174,19 +158,19 @@
       "&" + REPORT_FIELD + "=" + encodeURIComponent(body);
   }
 
-  // A new-issue link for a log no entry matched, built here: nothing is sent anywhere
-  // until the reader submits the form on GitHub. The least error-like lines are left out,
-  // then the last one shortened, until the link is short enough.
+  // A new-issue link for a log no entry matched, built here from what the worker redacted
+  // (issueParts): nothing is sent anywhere until the reader submits the form on GitHub.
+  // The least error-like lines are left out, then the last one shortened, until the link
+  // is short enough.
   function newIssueLink(issues, result) {
     if (!issues || !issues.repoUrl || !result.unmatched.length) return null;
-    var redact = redactor(issues.redactions || []);
     var items = result.unmatched.map(function (e, position) {
       return { score: e.score, position: position,
-               text: shortened(redact(e.file + ":" + e.line + ": " + e.text), MAX_LINE) };
+               text: shortened(issues.lines[position], MAX_LINE) };
     });
     var worst = items.reduce(function (a, b) { return b.score >= a.score ? b : a; });
-    var title = shortened(redact(result.unmatched[worst.position].text), MAX_TITLE);
-    var names = result.inputs.map(function (input) { return "`" + redact(input.name).replace(/`/g, "'") + "`"; });
+    var title = shortened(issues.titles[worst.position], MAX_TITLE);
+    var names = issues.names.map(function (name) { return "`" + name.replace(/`/g, "'") + "`"; });
     var lines = result.inputs.reduce(function (sum, input) { return sum + input.lines; }, 0);
     function body(kept) {
       return [

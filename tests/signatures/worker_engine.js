@@ -2,7 +2,9 @@
 // for each request on standard input (one JSON object a line: the index's "rules", canonical
 // "patterns" and log "lines"), it answers on one line how the worker reads each line into
 // segments and where each pattern matches in each segment, in code points, as Python
-// counts them. test_engines_agree.py asks the same of Python and compares.
+// counts them. test_engines_agree.py asks the same of Python and compares. A request with
+// "redact" (texts) is answered with those texts as the worker redacts them for an issue
+// link, by the index's "rules".redactions (test_scrubbing.py).
 "use strict";
 
 const fs = require("fs");
@@ -20,6 +22,11 @@ function codePoints(text, units) {
 }
 
 function answer(request) {
+  if (request.redact) {
+    const redact = context.redactor(request.rules.redactions);
+    if (!redact) throw new Error("the worker cannot compile the redaction rules");
+    return { redacted: request.redact.map(function (text) { return redact(text); }) };
+  }
   context.compileIndex({
     site_url: "",
     rules: request.rules,

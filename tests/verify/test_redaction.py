@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from failpedia.catalog.validate import load_catalog
-from failpedia.verify.redact import REDACTED, redact_secrets
+from failpedia.signatures.redaction import REDACTED, redact
 from helpers import REPO_ROOT
 from verify_helpers import HOSTILE_FIXTURE, copy_project, verify
 
@@ -103,7 +103,7 @@ ORDINARY_OUTPUT = [
 
 @pytest.mark.parametrize("line", ORDINARY_OUTPUT)
 def test_ordinary_output_is_left_alone(line: str) -> None:
-    assert redact_secrets(line) == line
+    assert redact(line) == line
 
 
 def test_real_signatures_are_left_alone() -> None:
@@ -113,6 +113,6 @@ def test_real_signatures_are_left_alone() -> None:
         f"{item.entry.id}: {signature.text!r}"
         for item in catalog.entries
         for signature in item.entry.signatures
-        if redact_secrets(signature.text) != signature.text
+        if redact(signature.text) != signature.text
     ]
     assert not changed, changed

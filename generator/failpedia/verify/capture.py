@@ -5,9 +5,10 @@ Output is read by a thread into a bounded buffer (the first ``HEAD_BYTES`` and t
 ``TAIL_BYTES``; the total is counted), so a reproducer printing 100 MB costs no memory.
 Lines are read as ``failpedia diagnose`` and the log page read them
 (``signatures.line_rules``): ANSI colour removed, cut at ``\\r``, prefixes removed, capped.
-Credentials are scrubbed from the text first (``redact``), so neither the matched lines
-nor the excerpt can carry one into a record or onto a page, and machine paths take the
-neutral form signature texts use (``signatures.machine_paths``).
+Credentials are scrubbed from the text first, by the one redaction policy
+(``signatures.redaction``, which ``failpedia report`` and the log page apply too), so
+neither the matched lines nor the excerpt can carry one into a record or onto a page, and
+machine paths take the neutral form signature texts use (``signatures.machine_paths``).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from collections.abc import Iterable
 from failpedia.signatures.dialect import CompiledPattern
 from failpedia.signatures.line_rules import split_line, strip_ansi
 from failpedia.signatures.machine_paths import normalise_paths
+from failpedia.signatures.redaction import redact
 from failpedia.verify.check_bootstrap import PASSED_TEXT
-from failpedia.verify.redact import redact_secrets
 from failpedia.verify.results import MatchedLine
 
 HEAD_BYTES = 64 * 1024
@@ -105,13 +106,13 @@ def clean_text(data: bytes) -> str:
     """Decode output, strip ANSI escapes, credentials and machine paths, turn ``\\r``
     breaks into ``\\n``."""
     text = strip_ansi(data.decode("utf-8", errors="replace"))
-    return _LINE_BREAK.sub("\n", normalise_paths(redact_secrets(text)))
+    return _LINE_BREAK.sub("\n", normalise_paths(redact(text)))
 
 
 def split_lines(data: bytes) -> list[str]:
     """The text of every non-blank line segment, read by the shared log-line rules, with
     credentials scrubbed."""
-    text = normalise_paths(redact_secrets(data.decode("utf-8", errors="replace")))
+    text = normalise_paths(redact(data.decode("utf-8", errors="replace")))
     return [segment.text for line in text.split("\n") for segment in split_line(line)]
 
 
