@@ -118,6 +118,38 @@ def test_no_token_or_home_path_survives(tmp_path: Path) -> None:
     assert "<redacted>" in body
 
 
+def test_a_private_key_in_the_context_goes_whole_and_lines_keep_their_numbers(
+    tmp_path: Path,
+) -> None:
+    key = [
+        "b3BlbnNzaC1rZXktdjEAAAAA" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8L9z0" + str(n)
+        for n in range(3)
+    ]
+    log = tmp_path / "train.log"
+    log.write_text(
+        "\n".join(
+            [
+                "reading the deploy key",
+                "-----BEGIN OPENSSH PRIVATE KEY-----",
+                *key,
+                "-----END OPENSSH PRIVATE KEY-----",
+                "ValueError: bad schedule 'cosine-restarts'",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    done = report("--context", "6", str(log))
+    assert done.returncode == 0, done.stderr
+    for line in key:
+        assert line not in done.stdout
+    assert "OPENSSH PRIVATE KEY" not in done.stdout
+    [block] = [content for _, content in fenced_blocks(done.stdout) if "ValueError" in content]
+    assert "  1 | reading the deploy key" in block
+    assert "  2 | <redacted>" in block
+    assert "> 7 | ValueError: bad schedule 'cosine-restarts'" in block
+
+
 def test_nothing_matched_gives_error_lines_with_context_environment_and_a_new_entry() -> None:
     log = CORPUS / "no-known-failure.log"
     done = report("--context", "1", str(log))

@@ -93,17 +93,21 @@ def _shown(text: str) -> str:
     return text if len(text) <= MAX_SHOWN_LINE else text[: MAX_SHOWN_LINE - 1] + "…"
 
 
+def _redacted_lines(lines: list[str], redact: Redact) -> list[str]:
+    """Consecutive ``lines`` redacted as one text, so that a secret spanning several of
+    them (a private key) goes whole; redaction keeps line breaks, so each keeps its
+    number."""
+    together = redact("\n".join(lines)).split("\n")
+    return together if len(together) == len(lines) else [redact(line) for line in lines]
+
+
 def _numbered(line: int, before: list[str], text: str, after: list[str], redact: Redact) -> str:
     """The line and its context as the terminal shows them, with line numbers."""
     width = len(str(line + len(after)))
+    shown = _redacted_lines([*before, text, *after], redact)
     out = [
-        f"  {line + offset:>{width}} | {_shown(redact(context))}"
-        for offset, context in enumerate(before, start=-len(before))
-    ]
-    out.append(f"> {line:>{width}} | {_shown(redact(text))}")
-    out += [
-        f"  {line + offset:>{width}} | {_shown(redact(context))}"
-        for offset, context in enumerate(after, start=1)
+        f"{'>' if number == line else ' '} {number:>{width}} | {_shown(content)}"
+        for number, content in enumerate(shown, start=line - len(before))
     ]
     return fenced(out)
 
@@ -153,9 +157,11 @@ def _error_lines(items: list[ErrorLine], redact: Redact) -> list[str]:
             text.setdefault(item.line, item.text)
         marked = {item.line for item in group}
         width = len(str(max(text)))
+        numbers = sorted(text)
+        shown = _redacted_lines([text[number] for number in numbers], redact)
         block = [
-            f"{'>' if number in marked else ' '} {number:>{width}} | {_shown(redact(line))}"
-            for number, line in sorted(text.items())
+            f"{'>' if number in marked else ' '} {number:>{width}} | {_shown(content)}"
+            for number, content in zip(numbers, shown, strict=True)
         ]
         first = group[0]
         out += [_where(first.file, first.line, first.rank, redact) + ":", "", fenced(block), ""]
