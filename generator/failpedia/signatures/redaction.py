@@ -276,7 +276,9 @@ def redact(text: str) -> str:
     return text
 
 
-def _kept(replacement: str) -> Replace:
+def _constant(replacement: str) -> Replace:
+    """Every match becomes ``replacement``."""
+
     def replace(match: re.Match[str]) -> str:
         return replacement
 
@@ -293,10 +295,10 @@ class Redactor:
         home = (home or "").rstrip("/\\")
         if len(home) > 1:  # "/" or nothing is no one's
             ending = r"(?=[/\\\s\"'<>:;,|()\[\]]|$)"
-            self._before.append((re.compile(re.escape(home) + ending), _kept(HOME)))
+            self._before.append((re.compile(re.escape(home) + ending), _constant(HOME)))
         if user and len(user) > 2 and user != "root":
             escaped = re.escape(user)
-            self._after.append((re.compile(rf"(?<=[/\\]){escaped}(?=[/\\])"), _kept(USER)))
+            self._after.append((re.compile(rf"(?<=[/\\]){escaped}(?=[/\\])"), _constant(USER)))
 
     def __call__(self, text: str) -> str:
         for regex, replace in self._before:
