@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import pty
+import resource
 import select
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import textwrap
 import time
 import tty
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -550,3 +552,209 @@ def test_killed_outright_its_matcher_ends_and_removes_the_spool(tmp_path: Path) 
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+def _spools(folder: Path) -> list[Path]:
+    return [path for path in folder.iterdir() if path.name.startswith("failpedia-run-")]
+
+
+# The line that ``matmul-shapes-cannot-be-multiplied`` matches, then filler, then the line
+# that ``cuda-oom`` matches; exits 1.
+FILLER_BYTES = 300_000
+PAST_THE_CAP = f"""
+import sys
+out = sys.stdout.buffer
+out.write(b"RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\\n")
+out.write(b"step 1 loss 0.5\\n" * ({FILLER_BYTES} // 16))
+out.write(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+          b"has a total capacity of 79.11 GiB of which 1.06 GiB is free.\\n")
+out.flush()
+sys.exit(1)
+"""
+
+
+def test_output_past_the_spools_cap_passes_through_and_is_noted_not_matched(
+    tmp_path: Path,
+) -> None:
+    """A spool capped at 64 KiB: what came before the cap is matched, what came after is
+    still passed through, byte for byte, and the diagnosis (text and JSON) says how much
+    was not matched."""
+    out = tmp_path / "diagnosis.json"
+    bare = subprocess.run(python(PAST_THE_CAP), capture_output=True, check=False)
+    done = run("--spool-cap", "64K", "--json", str(out), "--", *python(PAST_THE_CAP))
+    assert done.returncode == 1, done.stderr.decode(errors="replace")
+    assert done.stdout == bare.stdout
+    unmatched = len(bare.stdout) - 65536
+    note = (
+        f"{unmatched:,} bytes of output past the spool's cap of 65,536 bytes (set by "
+        "--spool-cap) were passed through but not matched"
+    )
+    report = done.stderr.decode()
+    assert note in collapse(report)
+    assert "matmul-shapes-cannot-be-multiplied" in report
+    assert "cuda-oom" not in report
+    uncapped = run("--", *python(PAST_THE_CAP))
+    assert b"cuda-oom" in uncapped.stderr  # what the cap kept from being matched
+    assert "Traceback" not in report
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert [item["id"] for item in result["findings"]] == ["matmul-shapes-cannot-be-multiplied"]
+    assert any(note in warning for warning in result["warnings"])
+
+
+def test_a_bad_spool_cap_is_bad_usage() -> None:
+    done = run("--spool-cap", "lots", "--", "true")
+    assert done.returncode == 2
+    assert b"--spool-cap" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+# Writes more than the file-size limit the test sets, says so, and runs on until told to end.
+SPOOL_FILLER = """
+import os, sys, time
+go = sys.argv[1]
+sys.stdout.buffer.write(b"step 1 loss 0.5\\n" * 40_000)
+print("written", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.02)
+print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", flush=True)
+sys.exit(3)
+"""
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_spool_that_cannot_be_written_is_removed_at_once_and_the_command_runs_on(
+    tmp_path: Path,
+) -> None:
+    """A file-size limit (as a full disk would) stops the spool mid-write: its files are
+    removed while the command still runs, the command's output keeps passing through, its
+    status comes back, and the diagnosis says what happened."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    assert run("--", "true").returncode == 0  # the signature index is compiled and cached
+    go = tmp_path / "go"
+    process = subprocess.Popen(
+        [*CLI, "run", "--spool", str(spool), "--", *python(SPOOL_FILLER), str(go)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_file_size_limit(256 << 10),
+    )
+    try:
+        assert process.stdout is not None
+        head = b""
+        while not head.endswith(b"written\n"):
+            piece = process.stdout.read1(1 << 16)
+            assert piece, "the command's output stopped"
+            head += piece
+        # The command is still running (it waits for ``go``): its spool must go now.
+        for _ in range(600):
+            if not _spools(spool):
+                break
+            time.sleep(0.05)
+        assert _spools(spool) == []
+        assert process.poll() is None
+        go.touch()
+        rest, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 3
+    assert head + rest == b"step 1 loss 0.5\n" * 40_000 + b"written\n" + (
+        b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    report = collapse(stderr.decode())
+    assert "the spool could not be written (File too large)" in report
+    assert "it was removed and the output from there on was passed through but not matched" in (
+        report
+    )
+    assert "Traceback" not in report
+
+
+SLEEPER = """
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+print("up", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["wrapper-alone", "process-group"])
+def test_a_spool_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path, group: bool) -> None:
+    """SIGKILL to ``failpedia run`` (alone, or with its whole process group, its matcher
+    too) leaves nobody to remove its spool; the next ``failpedia run`` finds it stale (no
+    process holds it any longer) and removes it."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    pid_file = tmp_path / "command.pid"
+    process = subprocess.Popen(
+        [*CLI, "run", "--spool", str(spool), "--", *python(SLEEPER), str(pid_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    killed = False
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"up\n"
+        [left] = _spools(spool)
+        if group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+        process.wait(timeout=60)
+        killed = True
+    finally:
+        if not killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    done = run("--spool", str(spool), "--", "true")
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    for _ in range(600):  # alone, its matcher may still be removing it
+        if not left.exists():
+            break
+        time.sleep(0.05)
+    assert not left.exists()
+    assert _spools(spool) == []
+
+
+CHECKPOINT_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
+# Prints the name of every checkpoint signal it gets; exits 7 on SIGTERM.
+TRAPS = """
+import signal, sys, time
+def trapped(number, frame):
+    print(signal.Signals(number).name, flush=True)
+for number in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
+    signal.signal(number, trapped)
+signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(7))
+print("ready", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_checkpoint_signals_are_passed_on_to_the_command() -> None:
+    """Schedulers (Slurm's ``--signal``) send SIGUSR1, SIGUSR2 or SIGALRM to ask for a
+    checkpoint before they stop a job: the command gets each, and the run goes on."""
+    process = subprocess.Popen(
+        [*CLI, "run", "--", *python(TRAPS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+        for number in CHECKPOINT_SIGNALS:
+            process.send_signal(number)
+            assert process.stdout.readline().decode().strip() == signal.Signals(number).name
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 7
+    assert b"Traceback" not in stderr

@@ -218,10 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a training command, pass its output through, diagnose it as it streams",
         description="Run CMD with its output passed through unchanged and live (a terminal "
         "stays a terminal), match every line as diagnose does, and print the diagnosis to "
-        "stderr when CMD ends. SIGINT, SIGTERM and SIGHUP are passed to CMD's process group.",
+        "stderr when CMD ends. SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 and SIGALRM are "
+        "passed to CMD's process group.",
         epilog="Exit status: CMD's (128+N when signal N killed it; 127 not found, 126 not "
         "runnable); 2 bad usage or no signature index, found before CMD starts.",
-        usage="failpedia run [-h] [--context N] [--json FILE] -- CMD [ARG ...]",
+        usage="failpedia run [-h] [--context N] [--json FILE] [--spool DIR] [--spool-cap SIZE] "
+        "-- CMD [ARG ...]",
     )
     run.add_argument(
         "--context",
@@ -236,6 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where output waits until it is matched, when the command prints faster than "
         "it can be (default: the temporary folder, as TMPDIR sets it)",
+    )
+    run.add_argument(
+        "--spool-cap",
+        type=_size,
+        metavar="SIZE",
+        help="the most output that may wait in the spool (default: 1G, and at most a tenth "
+        "of the free space there); output past it is passed through but not matched",
     )
     run.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
     _index_options(run)
@@ -274,6 +283,27 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(explain)
     explain.set_defaults(handler=_explain)
     return parser
+
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _size(text: str) -> int:
+    """A size in bytes, with an optional K, M, G or T (powers of 1024): ``512M``, ``2G``."""
+    number, unit = text.strip(), ""
+    for suffix in ("IB", "B"):
+        if number.upper().endswith(suffix) and len(number) > len(suffix):
+            number = number[: -len(suffix)]
+            break
+    if number[-1:].upper() in _SIZE_UNITS:
+        number, unit = number[:-1], number[-1].upper()
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a size such as 512M or 2G, not {text!r}")
+    return int(value * _SIZE_UNITS[unit])
 
 
 def _context(text: str) -> int:

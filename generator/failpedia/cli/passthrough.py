@@ -8,7 +8,9 @@ added. Our side of a pseudo-terminal does no output processing (``OPOST`` off), 
 bytes arrive as the command wrote them and our own terminal processes them once.
 
 The command runs in a process group of its own. SIGINT, SIGTERM and SIGHUP sent to us
-are passed to that whole group (torchrun and its workers, a DataLoader's workers). Where
+are passed to that whole group (torchrun and its workers, a DataLoader's workers), and so
+are SIGUSR1, SIGUSR2 and SIGALRM, which schedulers (Slurm's ``--signal``) send to ask for a
+checkpoint before they stop or requeue a job: by default each would end us. Where
 our standard input is the terminal we are in the foreground of, the command's group is
 put in the foreground for the run, so it reads the keyboard (``pdb``) and gets Ctrl-C
 once, straight from the terminal; when it is stopped (Ctrl-Z), we take the terminal
@@ -40,7 +42,14 @@ POLL_SECONDS = 0.1  # how often the command's state is checked while it is silen
 RESIZE_SECONDS = 0.5  # how often the window's size is copied while the command has it
 DRAIN_SECONDS = 0.5
 DRAIN_LIMIT_SECONDS = 5.0
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+FORWARDED_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGALRM,
+)
 STREAM_FDS = (1, 2)  # what the command's stream number i is written to, here
 
 OnOutput = Callable[[int, bytes], None]

@@ -8,7 +8,8 @@ Matching runs in a process of its own, fed through a spool on disk
 compiled (only a missing index stops it from starting), nor for the matching; the
 diagnosis is printed once the matcher has caught up. Nothing of the diagnosis may hurt
 the run: should matching fail, the output still passes through and the failure is
-reported at the end.
+reported at the end; output past the spool's cap (``--spool-cap``), or after the spool
+could not be written, is passed through unmatched, and the diagnosis says so.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from failpedia.cli import index_source
-from failpedia.cli.background_matching import BackgroundDiagnosis
+from failpedia.cli.background_matching import DEFAULT_CAP, BackgroundDiagnosis
 from failpedia.cli.passthrough import Outcome, run_passing_through
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import diagnosis_json, run_text
@@ -103,7 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     def make_live() -> LiveDiagnosis:  # in the matcher, while the command runs
         return LiveDiagnosis(open_index(), STREAM_NAMES, args.context, args.engine)
 
-    watch = BackgroundDiagnosis(make_live, Path(args.spool) if args.spool else None)
+    cap = DEFAULT_CAP if args.spool_cap is None else args.spool_cap
+    watch = BackgroundDiagnosis(make_live, Path(args.spool) if args.spool else None, cap)
     try:
         outcome = run_passing_through(command, watch.feed)
     except BaseException as error:
@@ -119,10 +121,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if diagnosis is None:
         report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
     else:
+        diagnosis.warnings.extend(watch.warnings)
         for warning in diagnosis.warnings:
             report.append(f"warning: {warning}\n")
         report.append(run_text(diagnosis, _outcome_text(outcome.exit_status)))
-        if not diagnosis.findings and outcome.exit_status != 0:
+        if watch.warnings and outcome.exit_status != 0:
+            report.append(
+                "\n\nPart of the output was not matched: `failpedia diagnose train.log` "
+                "reads a saved log whole (`failpedia run -- CMD 2>&1 | tee train.log` "
+                "saves one)."
+            )
+        elif not diagnosis.findings and outcome.exit_status != 0:
             report.append(
                 "\n\nNo entry knows this failure yet. Keep the output "
                 "(`failpedia run -- CMD 2>&1 | tee train.log`), then `failpedia report "
