@@ -737,3 +737,121 @@ def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: P
     log.write_text(downstream_only_log() + MATMUL_LINE.format(8) + "\n")
     first_line = run_diagnose(str(log)).stdout.decode().splitlines()[0]
     assert first_line.endswith("; the one that started it first.")
+
+
+OOM_LINE = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+    "total capacity of 79.11 GiB of which 1.06 GiB is free."
+)
+
+
+def _damage_log(size: str) -> bytes:
+    """A log whose first line and last line are known failures: a few lines, or 2 MB."""
+    filler = 1 if size == "small" else 100_000
+    lines = [MATMUL.format(1), *(f"[rank0]: step {n} loss 2.1" for n in range(filler)), OOM_LINE]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _errors(stderr: bytes) -> list[str]:
+    return [line for line in stderr.decode().splitlines() if line.startswith("error: ")]
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+@pytest.mark.parametrize("cut", [8, 4, 1], ids=lambda cut: f"last-{cut}-bytes-cut")
+def test_a_gzip_log_cut_in_its_trailer_is_read_whole(tmp_path: Path, size: str, cut: int) -> None:
+    """A copy stopped a few bytes short leaves every line in the file: all are diagnosed,
+    and the cut is named on an error line."""
+    data = _damage_log(size)
+    cut_log = tmp_path / "cut.log.gz"
+    cut_log.write_bytes(gzip.compress(data)[:-cut])
+    result = run_diagnose("--json", str(cut_log))
+    assert result.returncode == 2
+    assert _errors(result.stderr) == [
+        f"error: {cut_log}: cannot decompress: cut short in its gzip trailer, after all of "
+        "its text (which was read); its checksum could not be checked"
+    ]
+    found = json.loads(result.stdout)
+    assert found["inputs"][0]["bytes"] == len(data)
+    ids = {item["id"] for item in found["findings"]}
+    assert {"matmul-shapes-cannot-be-multiplied", "cuda-oom"} <= ids
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_gzip_log_cut_in_its_data_is_read_up_to_the_cut(tmp_path: Path, size: str) -> None:
+    data = _damage_log(size)
+    packed = gzip.compress(data)
+    cut_log = tmp_path / "cut.log.gz"
+    cut_log.write_bytes(packed[: len(packed) - 12])
+    result = run_diagnose("--json", str(cut_log))
+    assert result.returncode == 2
+    [error] = _errors(result.stderr)
+    assert error.startswith(f"error: {cut_log}: cannot decompress: the file ends at byte ")
+    assert error.endswith(
+        "inside its compressed text (cut short, or damaged near its end); read up to there"
+    )
+    found = json.loads(result.stdout)
+    assert len(data) - 4096 < found["inputs"][0]["bytes"] < len(data)
+    assert found["findings"][0]["id"] == "matmul-shapes-cannot-be-multiplied"
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+@pytest.mark.parametrize("at", [-10, -11, -14], ids=lambda at: f"byte-{at}")
+def test_a_gzip_log_damaged_near_its_end_is_read_up_to_the_damage(
+    tmp_path: Path, size: str, at: int
+) -> None:
+    """A byte changed in the compressed text just before the trailer: what decompresses
+    before the damage is diagnosed (its first line's failure too, in a file of two lines),
+    and the damage is named on an error line."""
+    data = _damage_log(size)
+    packed = bytearray(gzip.compress(data))
+    packed[at] ^= 0xFF
+    damaged = tmp_path / "damaged.log.gz"
+    damaged.write_bytes(bytes(packed))
+    result = run_diagnose("--json", str(damaged))
+    assert result.returncode == 2
+    [error] = _errors(result.stderr)
+    assert error.startswith(f"error: {damaged}: cannot decompress: ")
+    assert "damaged" in error
+    assert "Traceback" not in result.stderr.decode()
+    found = json.loads(result.stdout)
+    assert found["inputs"][0]["bytes"] > len(data) - 4096
+    assert found["findings"][0]["id"] == "matmul-shapes-cannot-be-multiplied"
+
+
+def test_a_gzip_log_followed_by_other_bytes_is_read_and_the_rest_named(tmp_path: Path) -> None:
+    """Two gzip members one after the other are one log; bytes after them that are not
+    gzip are named on an error line, after every line before them was read."""
+    data = _damage_log("small")
+    joined = tmp_path / "joined.log.gz"
+    joined.write_bytes(gzip.compress(data[:40]) + gzip.compress(data[40:]) + b"\0\0junk")
+    result = run_diagnose("--json", str(joined))
+    assert result.returncode == 2
+    offset = len(gzip.compress(data[:40]) + gzip.compress(data[40:])) + 2
+    assert _errors(result.stderr) == [
+        f"error: {joined}: cannot decompress: damaged: bytes at byte {offset:,} are not gzip "
+        "data; the text before them was read"
+    ]
+    found = json.loads(result.stdout)
+    assert found["inputs"][0]["bytes"] == len(data)
+
+
+def test_a_binary_file_in_a_log_folder_is_named_as_skipped(tmp_path: Path) -> None:
+    """A core dump or a checkpoint beside the logs is not read, and a line says so; the
+    logs are diagnosed and the exit status is theirs."""
+    run_folder = tmp_path / "run"
+    (run_folder / "0").mkdir(parents=True)
+    (run_folder / "0" / "stderr.log").write_text(MATMUL.format(1) + "\n")
+    (run_folder / "0" / "core").write_bytes(b"\x7fELF\x02\x01\x01\0" + bytes(range(256)) * 8)
+    result = run_diagnose("--json", str(run_folder))
+    assert result.returncode == 0, result.stderr
+    stderr = result.stderr.decode()
+    assert "Traceback" not in stderr
+    assert stderr.splitlines() == [
+        f"skipped: {run_folder / '0' / 'core'}: binary (it holds NUL bytes), not a log"
+    ]
+    found = json.loads(result.stdout)
+    assert [item["name"] for item in found["inputs"]] == [str(run_folder / "0" / "stderr.log")]
+    assert found["skipped"] == [
+        f"{run_folder / '0' / 'core'}: binary (it holds NUL bytes), not a log"
+    ]
+    assert [item["id"] for item in found["findings"]] == ["matmul-shapes-cannot-be-multiplied"]

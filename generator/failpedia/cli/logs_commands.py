@@ -30,7 +30,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             "failpedia diagnose: give log files or folders, or pipe a log into '-'", file=sys.stderr
         )
         return 2
-    inputs, problems = collect_inputs(args.paths)
+    skipped: list[str] = []
+    inputs, problems = collect_inputs(args.paths, skipped)
     try:
         # Parsed inside diagnose: while it is, the first log may already be scanned.
         index = index_source.open_index(*_index_paths(args))
@@ -39,6 +40,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
         return 2
     result.problems[:0] = problems
+    result.skipped.extend(skipped)
+    for item in result.skipped:
+        print(f"skipped: {visible(item)}", file=sys.stderr)
     for warning in result.warnings:
         print(f"warning: {visible(warning)}", file=sys.stderr)
     for problem in result.problems:

@@ -232,6 +232,7 @@ class Diagnosis(NamedTuple):
     assumed_year: int
     warnings: list[str]
     problems: list[str]
+    skipped: list[str]  # files in a folder given that were not read (binary), each named
 
 
 def sort_ranks(ranks: set[str]) -> list[str]:

@@ -177,6 +177,7 @@ class Tally:
             assumed_year,
             warnings,
             problems,
+            [],
         )
 
     def _match(self, hit: LineHit, source: int, log: LogInput, arrival: int) -> None:

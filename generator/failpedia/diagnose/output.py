@@ -24,7 +24,8 @@ JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed):
       }],
       "unmatched": [{"file": str, "line": int, "rank": str|null, "score": int, "text": str,
                      "before": [str], "after": [str]}],
-      "warnings": [str], "problems": [str]
+      "warnings": [str], "problems": [str],
+      "skipped": [str]                     # files in a folder not read, "path: why"
     }
 
 ``time_text`` is the time as the log wrote it (``2024-06-11 03:00:05,123``, glog's
@@ -128,6 +129,7 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
         ],
         "warnings": diagnosis.warnings,
         "problems": diagnosis.problems,
+        "skipped": diagnosis.skipped,
     }
     return json.dumps(data, indent=2, ensure_ascii=False)
 
