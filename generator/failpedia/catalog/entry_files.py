@@ -6,6 +6,7 @@ file inside the entries folder, of at most ``MAX_FILE_BYTES``.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,10 @@ from failpedia.catalog.yaml_source import YamlDocument, YamlSyntaxError, parse_y
 ENTRY_FILENAME = "entry.yaml"
 CATEGORIES_FILENAME = "categories.yaml"
 MAX_FILE_BYTES = 1_000_000
+# How deep below the entries folder folders are looked into: an entry's folder is 2 levels
+# down, its fixtures a few more. Deeper ones are a problem, and not read: a pull request
+# could nest thousands of levels (past the system's path limit).
+MAX_DEPTH = 8
 
 
 @dataclass
@@ -86,7 +91,30 @@ def folder_name_problem(path: Path) -> str | None:
     return None
 
 
-def find_misplaced_entry_files(entries_dir: Path) -> list[Path]:
-    """Entry files at any depth other than ``<category>/<id>/entry.yaml``."""
+def find_misplaced_entry_files(entries_dir: Path) -> tuple[list[Path], list[Path]]:
+    """Entry files at any depth other than ``<category>/<id>/entry.yaml``, and the folders
+    deeper than ``MAX_DEPTH`` levels (the first of each branch), which are not looked into.
+    Links to folders are not followed."""
     expected = set(find_entry_files(entries_dir))
-    return sorted(path for path in entries_dir.rglob(ENTRY_FILENAME) if path not in expected)
+    misplaced: list[Path] = []
+    too_deep: list[Path] = []
+    folders = [(entries_dir, 0)]
+    while folders:  # a stack, not recursion: the depth is the folder's to choose
+        folder, depth = folders.pop()
+        try:
+            items = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in items:
+            path = Path(item.path)
+            try:
+                is_folder = item.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_folder and depth + 1 > MAX_DEPTH:
+                too_deep.append(path)
+            elif is_folder:
+                folders.append((path, depth + 1))
+            elif item.name == ENTRY_FILENAME and path not in expected:
+                misplaced.append(path)
+    return sorted(misplaced), sorted(too_deep)

@@ -26,6 +26,7 @@ from failpedia.catalog.entry_cache import checked_entry_file
 from failpedia.catalog.entry_check import CheckedFile, EntryChecks, reserved_problem
 from failpedia.catalog.entry_files import (
     CATEGORIES_FILENAME,
+    MAX_DEPTH,
     SourceFile,
     find_entry_files,
     find_misplaced_entry_files,
@@ -163,9 +164,18 @@ def _check_catalog(
         frozenset(category.id for category in categories),
         tuple(sorted(entry_reserved.items())),
     )
-    misplaced = [display_path(path, root) for path in find_misplaced_entry_files(entries_dir)]
+    stray, too_deep = find_misplaced_entry_files(entries_dir)
+    misplaced = [display_path(path, root) for path in stray]
     for display in misplaced:
         problems.add(display, 0, "", "entry files belong at entries/<category>/<id>/entry.yaml")
+    for path in too_deep:
+        problems.add(
+            display_path(path, root),
+            0,
+            "",
+            f"folders nested deeper than {MAX_DEPTH} levels below entries/ are not read; "
+            "entries belong at entries/<category>/<id>/entry.yaml",
+        )
     entry_paths = []
     for path in find_entry_files(entries_dir):
         misnamed = folder_name_problem(path)

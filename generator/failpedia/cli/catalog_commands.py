@@ -21,9 +21,16 @@ from failpedia.site.render import SiteSettings, render_site, write_pages
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    catalog = checked_catalog(project_settings(args))
-    if not isinstance(catalog, Catalog):
-        return catalog
+    """Check every entry, and the verification record of each: a record the site cannot
+    show would otherwise first fail ``mkdocs build``."""
+    settings = project_settings(args)
+    catalog, problems = load_catalog(
+        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
+    )
+    _, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
+    problems.extend(record_problems)
+    if problems:
+        return report_problems(problems)
     categories = len({item.entry.category for item in catalog.entries})
     print(f"{len(catalog.entries)} entries in {categories} categories: no problems.")
     return 0

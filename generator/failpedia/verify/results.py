@@ -127,11 +127,73 @@ def environment_key(result: dict[str, Any]) -> str | None:
     return None
 
 
+# The types of the fields of a stored result that pages read (missing fields are allowed:
+# older records lack some), of its modes and of its environment.
+_NUMBER = (int, float)
+_RESULT_TYPES: dict[str, tuple[type, ...]] = {
+    "entry": (str,),
+    "verdict": (str,),
+    "reason": (str,),
+    "device": (str,),
+    "started_at": (str,),
+    "timeout": _NUMBER,
+    "broken": (dict, type(None)),
+    "fixed": (dict, type(None)),
+    "matched_signature": (int, type(None)),
+    "reproducer": (str, type(None)),
+    "output_excerpt": (str, type(None)),
+    "environment": (dict,),
+}
+_MODE_TYPES: dict[str, tuple[type, ...]] = {"seconds": _NUMBER}
+_ENVIRONMENT_TYPES: dict[str, tuple[type, ...]] = {
+    name: (str, type(None)) for name in ("key", "python", "os", "torch", "gpu_name")
+}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    dict: "an object",
+    list: "a list",
+    bool: "true or false",
+    type(None): "null",
+}
+
+
+def _type_name(value: object) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _wrong_type(field: str, value: object, allowed: tuple[type, ...]) -> str | None:
+    """``field: must be ..., not ...`` where ``value`` has none of the ``allowed`` types."""
+    if isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed):
+        return None
+    names = list(dict.fromkeys(_TYPE_NAMES[kind] for kind in allowed))
+    return f"{field}: must be {' or '.join(names)}, not {_type_name(value)}"
+
+
+def _result_problem(index: int, result: dict[str, Any]) -> str | None:
+    """The first field of a stored result whose type pages cannot show; None if none."""
+    checks = [(f"results[{index}]", result, _RESULT_TYPES)]
+    for name, types in (("broken", _MODE_TYPES), ("fixed", _MODE_TYPES)):
+        if isinstance(result.get(name), dict):
+            checks.append((f"results[{index}].{name}", result[name], types))
+    if isinstance(result.get("environment"), dict):
+        checks.append((f"results[{index}].environment", result["environment"], _ENVIRONMENT_TYPES))
+    for where, values, types in checks:
+        for name, allowed in types.items():
+            if name in values:
+                problem = _wrong_type(f"{where}.{name}", values[name], allowed)
+                if problem:
+                    return problem
+    return None
+
+
 def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str | None]:
     """The record of an entry and a problem message.
 
     ``(None, None)`` when there is no record; ``(None, message)`` when the file cannot be
-    read or is not a record; never raises.
+    read, is not a record, or a field of a result has a type pages cannot show (the
+    message names the first such field); never raises.
     """
     path = record_path(folder, entry_id)
     try:
@@ -150,4 +212,8 @@ def load_record(folder: Path, entry_id: str) -> tuple[dict[str, Any] | None, str
         return None, f"{path}: records entry {data.get('entry')!r}, expected {entry_id!r}"
     if not all(isinstance(item, dict) for item in data["results"]):
         return None, f"{path}: every item of results must be an object"
+    for index, item in enumerate(data["results"]):
+        problem = _result_problem(index, item)
+        if problem:
+            return None, f"{path}: {problem}"
     return data, None
