@@ -855,3 +855,31 @@ def test_a_binary_file_in_a_log_folder_is_named_as_skipped(tmp_path: Path) -> No
         f"{run_folder / '0' / 'core'}: binary (it holds NUL bytes), not a log"
     ]
     assert [item["id"] for item in found["findings"]] == ["matmul-shapes-cannot-be-multiplied"]
+
+
+def test_a_log_folder_nested_deeply_is_read_without_a_traceback(tmp_path: Path) -> None:
+    """A folder 1,500 levels deep (deeper than Python recurses) beside the logs: the logs
+    are diagnosed, and the walk neither recurses out of stack nor raises."""
+    run_folder = tmp_path / "run"
+    (run_folder / "0").mkdir(parents=True)
+    (run_folder / "0" / "stderr.log").write_text(MATMUL.format(1) + "\n")
+    descriptor = os.open(run_folder, os.O_RDONLY)
+    try:
+        for _ in range(1500):
+            os.mkdir("d", dir_fd=descriptor)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = deeper
+    finally:
+        os.close(descriptor)
+    try:
+        result = run_diagnose("--json", str(run_folder))
+    finally:
+        while (run_folder / "d" / "d").is_dir():  # removed a level at a time, from the top
+            os.rename(run_folder / "d" / "d", run_folder / "up")
+            os.rmdir(run_folder / "d")
+            os.rename(run_folder / "up", run_folder / "d")
+    assert "Traceback" not in result.stderr.decode(), result.stderr.decode()[-2000:]
+    assert result.returncode == 0
+    found = json.loads(result.stdout)
+    assert [item["id"] for item in found["findings"]] == ["matmul-shapes-cannot-be-multiplied"]

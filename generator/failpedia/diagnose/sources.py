@@ -293,18 +293,29 @@ def _looks_binary(path: Path) -> bool:
 def _folder_files(folder: Path) -> list[tuple[Path, str | None]]:
     """The regular files below ``folder``, hidden ones left out, each with None, or with
     the problem that a folder that cannot be listed or a link that leads nowhere is, as a
-    named file would be; in name order. Links to folders are not followed."""
+    named file would be; in name order. Links to folders are not followed. Walked with a
+    stack, not recursion (``os.walk``'s), whose depth the folder would choose."""
     found: list[tuple[Path, str | None]] = []
-
-    def unlistable(error: OSError) -> None:
-        found.append((Path(error.filename), f"cannot read: {error.strerror}"))
-
-    for parent, folders, names in os.walk(folder, onerror=unlistable):
-        folders[:] = [name for name in folders if not name.startswith(".")]
-        for name in names:
-            if name.startswith("."):
+    folders = [folder]
+    while folders:
+        parent = folders.pop()
+        try:
+            items = list(os.scandir(parent))
+        except OSError as error:
+            found.append((parent, f"cannot read: {error.strerror}"))
+            continue
+        for entry in items:
+            if entry.name.startswith("."):
                 continue
-            item = Path(parent, name)
+            item = Path(entry.path)
+            try:
+                is_folder = entry.is_dir()  # through a link, too: such links are not followed
+            except OSError:
+                is_folder = False
+            if is_folder:
+                if not entry.is_symlink():
+                    folders.append(item)
+                continue
             try:
                 if stat.S_ISREG(item.stat().st_mode):  # through a link, too
                     found.append((item, None))
