@@ -49,7 +49,8 @@ def test_every_case_names_its_source_and_a_decisive_line_of_its_excerpt() -> Non
         earlier = {case.source for case in cases if case.batch < batch}
         sources = [case.source for case in cases if case.batch == batch]
         assert len(set(sources)) == len(sources), f"batch {batch} holds a thread twice"
-        assert not earlier & set(sources), f"batch {batch} repeats threads: {earlier & set(sources)}"
+        repeated = earlier & set(sources)
+        assert not repeated, f"batch {batch} repeats threads: {repeated}"
 
 
 def test_every_batch_after_the_first_has_its_first_seen_figures() -> None:
