@@ -55,6 +55,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES_DIR = ROOT / "benchmarks" / "realworld" / "cases"
 RESULTS = ROOT / "benchmarks" / "results" / "coverage.json"
 README = ROOT / "benchmarks" / "README.md"
+PROJECT_README = ROOT / "README.md"  # publishes the first-seen figures
+FIRST_SEEN_START = "<!-- first-seen:start -->"
+FIRST_SEEN_END = "<!-- first-seen:end -->"
 BATCHES_START = "<!-- batches:start -->"
 BATCHES_END = "<!-- batches:end -->"
 TABLE_START = "<!-- coverage:start -->"
@@ -295,6 +298,22 @@ def batch_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def published_table(result: dict[str, Any]) -> str:
+    """The first-seen figures as the project's README publishes them."""
+    lines = [
+        "| batch | collected | catalog commit | logs | right entry first |",
+        "| ---: | --- | --- | ---: | ---: |",
+    ]
+    for record in result.get("first_seen", []):
+        if record.get("catalog_commit") is None:
+            continue
+        lines.append(
+            f"| {record['batch']} | {record['collected']} | `{record['catalog_commit'][:7]}` | "
+            f"{record['cases']} | {record['top1']} ({record['top1_rate']:.0%}) |"
+        )
+    return "\n".join(lines)
+
+
 def table(result: dict[str, Any]) -> str:
     lines = [
         "| area | cases | covered | found | first | first / cases | false findings |",
@@ -321,11 +340,17 @@ def _replace_between(text: str, start_mark: str, end_mark: str, body: str) -> st
     return text[:start] + "\n" + body + "\n" + text[end:]
 
 
-def write_readme(result: dict[str, Any], path: Path = README) -> None:
+def write_readme(
+    result: dict[str, Any], path: Path = README, project_readme: Path = PROJECT_README
+) -> None:
     text = path.read_text(encoding="utf-8")
     text = _replace_between(text, BATCHES_START, BATCHES_END, batch_table(result))
     text = _replace_between(text, TABLE_START, TABLE_END, table(result))
     path.write_text(text, encoding="utf-8")
+    text = project_readme.read_text(encoding="utf-8")
+    body = published_table(result)
+    text = _replace_between(text, FIRST_SEEN_START, FIRST_SEEN_END, body)
+    project_readme.write_text(text, encoding="utf-8")
 
 
 def main() -> int:
