@@ -758,3 +758,26 @@ def test_checkpoint_signals_are_passed_on_to_the_command() -> None:
         process.wait()
     assert process.returncode == 7
     assert b"Traceback" not in stderr
+
+
+def test_the_diagnosis_is_scrubbed_but_the_output_is_passed_through_as_it_came(
+    tmp_path: Path,
+) -> None:
+    """The report and --json are what gets attached to a CI run or an issue: they hold
+    no token and no home folder, while the command's own output reaches the user whole."""
+    token = "hf_" + "Q7w3E9rT" * 5
+    line = (
+        "RuntimeError: DataLoader worker (pid 123) is killed by signal: Killed. "
+        f"/home/alice/run.py token={token}"
+    )
+    out = tmp_path / "diagnosis.json"
+    done = run("--json", str(out), "--", *python(f"print({line!r}); raise SystemExit(1)"))
+    assert done.returncode == 1, done.stderr
+    assert token.encode() in done.stdout and b"/home/alice" in done.stdout
+    report = done.stderr.decode()
+    assert "dataloader-worker-killed-by-signal" in report, report
+    written = out.read_text(encoding="utf-8")
+    for text in (report, written):
+        assert token not in text and "/home/alice" not in text, text
+    first = json.loads(written)["findings"][0]["first"]["text"]
+    assert "killed by signal" in first and "token=" in first, first

@@ -15,12 +15,14 @@ could not be written, is passed through unmatched, and the diagnosis says so.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
 import tempfile
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from failpedia.cli import index_source
 from failpedia.cli.background_matching import DEFAULT_CAP, BackgroundDiagnosis
@@ -28,6 +30,7 @@ from failpedia.cli.passthrough import Outcome, run_passing_through
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import diagnosis_json, run_text
 from failpedia.signatures.index_format import IndexUnavailable
+from failpedia.signatures.redaction import redact
 
 STREAM_NAMES = ("stdout", "stderr")
 
@@ -68,6 +71,23 @@ def _write_json(path: Path, text: str) -> str | None:
     except OSError as error:
         return f"--json {path}: cannot write: {error.strerror or error}"
     return None
+
+
+def _scrubbed_json(text: str) -> str:
+    """The diagnosis as JSON with every string redacted as ``failpedia report`` does: the
+    file is what gets attached to a CI run or an issue. (The command's own output passes
+    through untouched: it is the user's.)"""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [scrub(item) for item in value]
+        if isinstance(value, dict):
+            return {key: scrub(item) for key, item in value.items()}
+        return value
+
+    return json.dumps(scrub(json.loads(text)), indent=2, ensure_ascii=False)
 
 
 def _separator(outcome: Outcome) -> str:
@@ -138,9 +158,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "train.log` writes an issue body for it, with your environment."
             )
         if json_path is not None:
-            problem = _write_json(json_path, diagnosis_json(diagnosis))
+            problem = _write_json(json_path, _scrubbed_json(diagnosis_json(diagnosis)))
             if problem:
                 report.append(f"\nfailpedia run: {problem}")
     with suppress(OSError):  # stderr is gone: the exit status still tells
-        print("".join(report), file=sys.stderr, flush=True)
+        print(redact("".join(report)), file=sys.stderr, flush=True)
     return outcome.exit_status
