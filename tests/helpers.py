@@ -216,3 +216,17 @@ def fill_scaffold(root: Path, entry: str) -> None:
     source = script.read_text(encoding="utf-8")
     assert source.count(SCAFFOLD_CHECK) == 1
     script.write_text(source.replace(SCAFFOLD_CHECK, "assert widgets == 9  #"), encoding="utf-8")
+
+
+def grow_catalog(root: Path, count: int) -> None:
+    """Add ``count`` proved-style entries to a copy of the mini fixture, each with a
+    signature of its own: at most 15% of a catalog may be documented from reports."""
+    source = root / "entries" / LIMIT
+    for number in range(count):
+        entry_id = f"widget-limit-{number}"
+        folder = source.parent / entry_id
+        shutil.copytree(source, folder)
+        for path in folder.iterdir():
+            text = path.read_text(encoding="utf-8")
+            text = text.replace("widget-limit", entry_id).replace("FooError", f"Foo{number}Error")
+            path.write_text(text, encoding="utf-8")

@@ -18,6 +18,7 @@ from helpers import (
     copy_fixture,
     display,
     entry_data,
+    grow_catalog,
     run_cli,
     validate,
     write_entry_data,
@@ -45,19 +46,6 @@ def root(tmp_path: Path) -> Path:
     project = copy_fixture(tmp_path)
     shutil.copytree(REPO_ROOT / "templates", project / "templates")
     return project
-
-
-def grow_catalog(root: Path, count: int) -> None:
-    """Add ``count`` proved-style entries, each with a signature of its own."""
-    source = root / "entries" / "widgets" / "widget-limit"
-    for number in range(count):
-        entry_id = f"widget-limit-{number}"
-        folder = source.parent / entry_id
-        shutil.copytree(source, folder)
-        for path in folder.iterdir():
-            text = path.read_text(encoding="utf-8")
-            text = text.replace("widget-limit", entry_id).replace("FooError", f"Foo{number}Error")
-            path.write_text(text, encoding="utf-8")
 
 
 def documented(root: Path, **changes: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import LIMIT, TIMEOUT, copy_fixture, entry_data, write_entry_data
+from helpers import LIMIT, TIMEOUT, copy_fixture, entry_data, grow_catalog, write_entry_data
 from sitebuild import REPO, SiteServer, build_site
 
 # Addresses whose text Markdown would read as emphasis, or as a character reference.
@@ -45,26 +45,13 @@ def _documented(root: Path) -> None:
     (root / "entries" / TIMEOUT / "repro.py").unlink()
 
 
-def _grow(root: Path, count: int) -> None:
-    """Add ``count`` entries with reproducers: at most 15% of entries may be documented."""
-    source = root / "entries" / LIMIT
-    for number in range(count):
-        entry_id = f"widget-limit-{number}"
-        folder = source.parent / entry_id
-        shutil.copytree(source, folder)
-        for path in folder.iterdir():
-            text = path.read_text(encoding="utf-8")
-            text = text.replace("widget-limit", entry_id).replace("FooError", f"Foo{number}Error")
-            path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def literal_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_fixture(tmp_path_factory.mktemp("literal"))
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
     for name in ("docs", "templates"):
         shutil.copytree(REPO / name, root / name)
-    _grow(root, 4)
+    grow_catalog(root, 4)
     _documented(root)
     data = entry_data(root, LIMIT)
     data["title"] = TITLE

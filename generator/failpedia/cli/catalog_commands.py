@@ -16,19 +16,27 @@ from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.scaffold import scaffold_entry
 from failpedia.catalog.validate import load_catalog, load_categories
 from failpedia.cli.project import checked_catalog, project_settings, report_problems
-from failpedia.site.proof import load_proofs
+from failpedia.settings import ProjectSettings
+from failpedia.site.proof import Proof, load_proofs
 from failpedia.site.render import SiteSettings, render_site, write_pages
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Check every entry, and the verification record of each: a record the site cannot
-    show would otherwise first fail ``mkdocs build``."""
-    settings = project_settings(args)
+def _catalog_and_proofs(
+    settings: ProjectSettings,
+) -> tuple[Catalog, dict[str, Proof], ProblemList]:
+    """Every entry and the verification record of each, with the problems of both: a
+    record the site cannot show would otherwise first fail ``mkdocs build``."""
     catalog, problems = load_catalog(
         settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
     )
-    _, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
+    proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
     problems.extend(record_problems)
+    return catalog, proofs, problems
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check every entry, and the verification record of each."""
+    catalog, _, problems = _catalog_and_proofs(project_settings(args))
     if problems:
         return report_problems(problems)
     categories = len({item.entry.category for item in catalog.entries})
@@ -57,11 +65,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     settings = project_settings(args)
-    catalog, problems = load_catalog(
-        settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
-    )
-    proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
-    problems.extend(record_problems)
+    catalog, proofs, problems = _catalog_and_proofs(settings)
     if problems:
         return report_problems(problems)
     site = render_site(
