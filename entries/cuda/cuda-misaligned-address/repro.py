@@ -52,7 +52,7 @@ if not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")):
 # One packed record, as it arrives from a file or a socket: header, then the samples.
 values = torch.randn(N, generator=torch.Generator().manual_seed(0))
 header = bytes([0x52, 0x31]) + N.to_bytes(4, "little")
-record = header + values.numpy().tobytes()
+record = header + bytes(values.view(torch.uint8).tolist())  # the float32 samples, raw
 raw = torch.frombuffer(bytearray(record), dtype=torch.uint8).to("cuda")
 print(f"record: {raw.numel()} bytes at 0x{raw.data_ptr():x}; samples at byte {HEADER}, "
       f"address 0x{raw.data_ptr() + HEADER:x} (address % 4 = {(raw.data_ptr() + HEADER) % 4})", flush=True)
