@@ -11,6 +11,7 @@ embedding runs and returns the rows of its table that the ids name.
 """
 
 import sys
+import traceback
 
 import torch
 from torch import nn
@@ -33,8 +34,8 @@ output = None
 try:
     output = embedding(ids)
     print(f"ok, output {tuple(output.shape)} {output.dtype}")
-except RuntimeError as error:
-    print(f"RuntimeError: {error}")
+except RuntimeError:
+    traceback.print_exc()  # torch's own traceback and message
 
 # --- check: start
 # Reference: the table rows named by the tokenizer's integer ids, picked one by one.
