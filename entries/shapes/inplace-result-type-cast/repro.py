@@ -12,6 +12,7 @@ and the integer indices are clamped with integer bounds.
 """
 
 import sys
+import traceback
 
 import torch
 
@@ -51,13 +52,13 @@ freqs = clamped = None
 try:
     freqs = class_frequencies(counts)
     print(f"ok, class frequencies {freqs.tolist()} ({freqs.dtype})")
-except RuntimeError as error:
-    print(f"RuntimeError: {error}")
+except RuntimeError:
+    traceback.print_exc()  # torch's own traceback and message
 try:
     clamped = clamp_cells(cells.clone(), grid)
     print(f"ok, cells {clamped.tolist()} ({clamped.dtype})")
-except RuntimeError as error:
-    print(f"RuntimeError: {error}")
+except RuntimeError:
+    traceback.print_exc()  # torch's own traceback and message
 
 # --- check: start
 # Reference: the same numbers computed with Python ints and floats.
