@@ -10,6 +10,7 @@ both losses and their backward passes run.
 """
 
 import sys
+import traceback
 
 import numpy as np
 import torch
@@ -47,8 +48,8 @@ for name, loss_fn in losses.items():
         loss.backward()
         results[name] = (loss.detach(), model.weight.grad.clone(), model.bias.grad.clone())
         print(f"ok, loss {loss.item():.6f} ({loss.dtype})")
-    except RuntimeError as error:
-        print(f"RuntimeError: {error}")
+    except RuntimeError:
+        traceback.print_exc()  # torch's own traceback and message
 
 # --- check: start
 # Reference: the same losses and gradients computed in float64 throughout.
