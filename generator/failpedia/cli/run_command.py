@@ -15,14 +15,12 @@ could not be written, is passed through unmatched, and the diagnosis says so.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 import tempfile
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
 
 from failpedia.cli import index_source
 from failpedia.cli.background_matching import DEFAULT_CAP, BackgroundDiagnosis
@@ -71,23 +69,6 @@ def _write_json(path: Path, text: str) -> str | None:
     except OSError as error:
         return f"--json {path}: cannot write: {error.strerror or error}"
     return None
-
-
-def _scrubbed_json(text: str) -> str:
-    """The diagnosis as JSON with every string redacted as ``failpedia report`` does: the
-    file is what gets attached to a CI run or an issue. (The command's own output passes
-    through untouched: it is the user's.)"""
-
-    def scrub(value: Any) -> Any:
-        if isinstance(value, str):
-            return redact(value)
-        if isinstance(value, list):
-            return [scrub(item) for item in value]
-        if isinstance(value, dict):
-            return {key: scrub(item) for key, item in value.items()}
-        return value
-
-    return json.dumps(scrub(json.loads(text)), indent=2, ensure_ascii=False)
 
 
 def _separator(outcome: Outcome) -> str:
@@ -158,7 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "train.log` writes an issue body for it, with your environment."
             )
         if json_path is not None:
-            problem = _write_json(json_path, _scrubbed_json(diagnosis_json(diagnosis)))
+            problem = _write_json(json_path, diagnosis_json(diagnosis, scrub=redact))
             if problem:
                 report.append(f"\nfailpedia run: {problem}")
     with suppress(OSError):  # stderr is gone: the exit status still tells

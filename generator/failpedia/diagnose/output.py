@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
@@ -106,8 +107,21 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def diagnosis_json(diagnosis: Diagnosis) -> str:
-    data = {
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` with ``scrub`` applied to every string in it."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(item, scrub) for item in value]
+    if isinstance(value, dict):
+        return {key: _scrubbed(item, scrub) for key, item in value.items()}
+    return value
+
+
+def diagnosis_json(diagnosis: Diagnosis, scrub: Callable[[str], str] | None = None) -> str:
+    """The diagnosis for machines; with ``scrub``, every string of it passes through that
+    (``failpedia run`` redacts what may be attached to a CI run or an issue)."""
+    data: dict[str, Any] = {
         "format": JSON_FORMAT,
         "engine": diagnosis.engine,
         "inputs": [
@@ -131,6 +145,8 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
         "problems": diagnosis.problems,
         "skipped": diagnosis.skipped,
     }
+    if scrub is not None:
+        data = _scrubbed(data, scrub)
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 

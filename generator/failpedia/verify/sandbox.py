@@ -324,11 +324,10 @@ def detect(python: str = sys.executable) -> Containment:
     command = bwrap_arguments(
         bwrap, workdir, _python_paths(python), network=False, gpu=False, limits=DEFAULT_LIMITS
     )
-    command += ["--", *_probe_launcher(python), "--", python, "-I", "-S", "-c", "pass"]
     status_read, status_write = os.pipe()
     lifeline_read, lifeline_write = os.pipe()
-    command[command.index("STATUS")] = str(status_write)
-    command[command.index("LIFELINE")] = str(lifeline_read)
+    command += ["--", *_probe_launcher(python, status_write, lifeline_read)]
+    command += ["--", python, "-I", "-S", "-c", "pass"]
     try:
         done = subprocess.run(
             command,
@@ -365,10 +364,10 @@ def detect(python: str = sys.executable) -> Containment:
     return Containment(bwrap, None, parent)
 
 
-def _probe_launcher(python: str) -> list[str]:
-    """The launcher as a run uses it, with STATUS and LIFELINE to fill in."""
-    command = [python, "-I", "-S", "-c", LAUNCHER_SOURCE, "--status", "STATUS"]
-    command += ["--lifeline", "LIFELINE", "--pid-namespace", "--leftover-grace", "0"]
+def _probe_launcher(python: str, status: int, lifeline: int) -> list[str]:
+    """The launcher as a contained run uses it, as the same user."""
+    command = [python, "-I", "-S", "-c", LAUNCHER_SOURCE, "--status", str(status)]
+    command += ["--lifeline", str(lifeline), "--pid-namespace", "--leftover-grace", "0"]
     if os.geteuid() == 0:
         command += ["--user", "{}:{}".format(*nobody_ids())]
     return command
