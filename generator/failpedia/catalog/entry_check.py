@@ -25,7 +25,11 @@ from failpedia.catalog.evidence_rules import check_proof_source
 from failpedia.catalog.model import SCHEMA_MODELINE, Entry
 from failpedia.catalog.problems import Problem, ProblemList
 from failpedia.catalog.reproducer_rules import review_script
-from failpedia.catalog.signature_rules import check_signature_texts
+from failpedia.catalog.signature_rules import (
+    check_sightings,
+    check_signature_texts,
+    thread_address,
+)
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.line_rules import LINE_CAP
@@ -159,6 +163,9 @@ def _check_entry(
             problem(("reproducer", "script"), f"{script_name}: {script.message}")
     else:
         _check_script(item, script, problem)
+    origins = {thread_address(reference.url) for reference in entry.references}
+    if entry.evidence is not None:
+        origins |= {thread_address(report.url) for report in entry.evidence.reports}
     for index, signature in enumerate(entry.signatures):
         path: FieldPath = ("signatures", index, "pattern")
         try:
@@ -180,6 +187,7 @@ def _check_entry(
                 ),
             )
         item.patterns.append(compiled)
+        check_sightings(signature, index, compiled, origins, problem)
     for index, related in enumerate(entry.related):
         if related.id == entry.id:
             problem(("related", index, "id"), "an entry cannot be related to itself")

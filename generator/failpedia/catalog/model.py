@@ -68,6 +68,22 @@ def spec(
 
 
 @dataclass(kw_only=True)
+class Sighting:
+    """The message as a public thread shows it, other than the thread it was written from."""
+
+    url: str = spec(
+        "Address of the public thread (an issue, a forum post) where the line was pasted.",
+        pattern=WEB_URL_PATTERN,
+        web_url=True,
+    )
+    line: str = spec(
+        "The line exactly as pasted there (machine paths in the neutral form); the "
+        "signature's pattern must match it as a log line is read.",
+        verbatim=True,
+    )
+
+
+@dataclass(kw_only=True)
 class Signature:
     """A message exactly as a framework emits it, and the pattern that finds it in logs."""
 
@@ -89,6 +105,16 @@ class Signature:
         "`torch/_dynamo/convert_frame.py, torch 2.13.0`."
     )
     emitted_by: str = spec("The releases that emit this wording, e.g. `torch >= 2.7`.")
+    seen_in: list[Sighting] = spec(
+        "Real occurrences of the message, each from another public thread: at least two, or "
+        "a `seen_in_note` that says what was searched and why fewer were found.",
+        default=[],
+    )
+    seen_in_note: str | None = spec(
+        "Where fewer than two threads show the message: what was searched, and why fewer "
+        "were found (a wording one release printed, a message few people hit).",
+        default=None,
+    )
 
 
 @dataclass(kw_only=True)

@@ -10,14 +10,18 @@ entries declare how they relate (a wrapper and the error it wraps).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import CatalogEntry
 from failpedia.catalog.entry_files import SourceFile
+from failpedia.catalog.model import Signature
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
+from failpedia.signatures.dialect import CompiledPattern
+from failpedia.signatures.line_rules import split_line
 from failpedia.signatures.machine_paths import normalise_paths, template_placeholders
 
 # Lines of every traceback and of many healthy logs: a pattern matching one says nothing.
@@ -89,6 +93,60 @@ def check_signature_texts(item: CatalogEntry, source: SourceFile, problems: Prob
                 *where,
                 f"holds source-template placeholders ({shown}): quote the message as it is "
                 "printed, with real values",
+            )
+
+
+def thread_address(url: str) -> str:
+    """A thread's address without its fragment (``#issuecomment-1``) or trailing slash:
+    two comments of one thread are one thread."""
+    return url.split("#", 1)[0].rstrip("/")
+
+
+def check_sightings(
+    signature: Signature,
+    index: int,
+    pattern: CompiledPattern,
+    origins: set[str],
+    problem: Callable[[FieldPath, str], None],
+) -> None:
+    """``seen_in``: real lines from distinct threads, each matched by the pattern as a log
+    line is read (ANSI, ``\\r`` and rank or time prefixes removed); a ``seen_in_note``
+    ``origins`` are the threads the
+    entry was written from (its references and evidence reports): they do not count."""
+    base: FieldPath = ("signatures", index)
+    threads: dict[str, int] = {}
+    for number, sighting in enumerate(signature.seen_in):
+        path: FieldPath = (*base, "seen_in", number)
+        url = thread_address(sighting.url)
+        if url in threads:
+            problem(
+                (*path, "url"),
+                f"the same thread as seen_in[{threads[url]}]: each sighting is another thread",
+            )
+        elif url in origins:
+            problem(
+                (*path, "url"),
+                "a thread the entry was written from (in its references or evidence): a "
+                "sighting shows the message somewhere else",
+            )
+            continue
+        threads.setdefault(url, number)
+        line = sighting.line
+        neutral = normalise_paths(line)
+        if len(line.strip().splitlines()) != 1:
+            problem((*path, "line"), "one line: the message's line exactly as the thread shows it")
+        elif neutral != line:
+            problem(
+                (*path, "line"),
+                "holds a path of the poster's machine; pages publish paths in the neutral "
+                f"form: {neutral}",
+            )
+        elif not any(pattern.search(segment.text) for segment in split_line(line)):
+            problem(
+                (*path, "line"),
+                "the signature's pattern does not match it: anchor the pattern on the "
+                "message's invariant head and let it tolerate this form (or add the wording "
+                "as a signature of its own, from the framework's source)",
             )
 
 
