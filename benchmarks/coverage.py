@@ -11,7 +11,8 @@ writes ``benchmarks/results/coverage.json``:
   expected entry is the first finding (the goal is top1 / cases);
 - ``false_alarms``: uncovered cases where diagnosis still named an entry;
 - ``false_findings``: findings that are neither the case's expected entry nor linked to it
-  in the catalog (``related``), over all cases; the goal is none;
+  in the catalog (``related``, or a wrapper, which reports whichever failure it caught),
+  over all cases; the goal is none;
 - ``by_category`` and ``by_batch``: the same figures per failure area and per batch;
 - ``uncovered``: the failures without an entry, most frequent first;
 - ``misses``: covered cases whose entry was not first, with what came first;
@@ -148,13 +149,20 @@ def diagnose(case: Case, index: Path, python: str = sys.executable) -> list[str]
     return [finding["id"] for finding in json.loads(done.stdout)["findings"]]
 
 
-Links = dict[str, set[str]]
+@dataclass(frozen=True)
+class Links:
+    """How the catalog relates entries: ``related`` in both directions, and the wrappers
+    (``role: wrapper``: a launcher's exit status, a compiler backend's exception), which
+    report whichever failure they caught and so are linked to every failure."""
+
+    related: dict[str, set[str]]
+    wrappers: frozenset[str]
 
 
 def false_findings(case: Case, ids: list[str], links: Links) -> list[str]:
-    """Findings that claim another failure: neither the expected entry nor linked to it
-    (an uncovered case has no entry, so every finding there is false)."""
-    allowed = {case.expected, *links.get(case.expected, set())}
+    """Findings that claim another failure: neither the expected entry, nor linked to it,
+    nor a wrapper (an uncovered case has no entry, so every other finding there is false)."""
+    allowed = {case.expected, *links.related.get(case.expected, set()), *links.wrappers}
     return [entry_id for entry_id in ids if entry_id not in allowed]
 
 
@@ -176,13 +184,14 @@ def catalog_facts(root: Path = ROOT) -> tuple[set[str], Links]:
     """The ids of entries documented from reports, and every entry's links in both
     directions (read by the one loader)."""
     catalog, _ = load_catalog(root / "entries", root)
-    links: Links = defaultdict(set)
+    related: dict[str, set[str]] = defaultdict(set)
     for item in catalog.entries:
-        for related in item.entry.related:
-            links[item.entry.id].add(related.id)
-            links[related.id].add(item.entry.id)
+        for link in item.entry.related:
+            related[item.entry.id].add(link.id)
+            related[link.id].add(item.entry.id)
     documented = {item.entry.id for item in catalog.entries if item.entry.evidence is not None}
-    return documented, dict(links)
+    wrappers = frozenset(item.entry.id for item in catalog.entries if item.entry.role == "wrapper")
+    return documented, Links(dict(related), wrappers)
 
 
 def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:

@@ -10,6 +10,7 @@ var CHUNK_BYTES = 4 << 20;
 
 var index = null;
 var rules = null;
+var order = null;
 
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&");
@@ -68,6 +69,7 @@ function codePoints(text, units) {
 
 function compileIndex(data) {
   var r = data.rules;
+  order = data.order;
   rules = {
     cap: r.line_cap,
     blank: r.blank,
@@ -537,11 +539,10 @@ function finish(state) {
     });
     if (!changed) break;
   }
-  var roleOrder = { initiating: 0, downstream: 1 };
-  // Failures a run survives come after those that end it (ordering.py's KIND_ORDER).
-  var kindOrder = { crash: 0, hang: 0, warning: 1, "silent-wrong-result": 1 };
+  // The ranks of roles and kinds, as signatures/finding_order.py publishes them.
+  var roleOrder = order.roles, kindOrder = order.kinds;
   findings.sort(function (a, b) {
-    return (roleOrder[a.entry.role] - roleOrder[b.entry.role]) ||
+    return ((roleOrder[a.entry.role] || 0) - (roleOrder[b.entry.role] || 0)) ||
       (level[a.entry.id] - level[b.entry.id]) ||
       ((kindOrder[a.entry.kind] || 0) - (kindOrder[b.entry.kind] || 0)) ||
       ((a.rootCause ? 0 : 1) - (b.rootCause ? 0 : 1)) ||

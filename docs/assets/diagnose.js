@@ -214,7 +214,7 @@
       out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
     });
     var found = count + " known failure" + (count === 1 ? "" : "s") + " found";
-    var elsewhere = count && result.findings.every(function (f) { return f.role === "downstream"; });
+    var elsewhere = count && result.findings.every(function (f) { return f.role !== "initiating"; });
     var where = result.inputs.length > 1 ? "these logs" : "this log";
     if (!count) out.appendChild(element("p", "fp-summary", "No known failure found in " + where + "."));
     else if (!elsewhere) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));

@@ -198,27 +198,14 @@
     return item;
   }
 
-  // The worker orders findings as the log page does: an initiating failure before one that
-  // follows from it, a cause before its effect, as the catalog declares them (a wrapper is
-  // caused by the error it carries: "InductorError: InvalidCxxCompiler: ..." lists the
-  // compiler entry first).
-  var ROLES = { initiating: 0, downstream: 1 };
-  function ranked(findings) {
-    return findings.map(function (finding, position) {
-      return { finding: finding, role: ROLES[finding.role] || 0, position: position };
-    }).sort(function (a, b) {
-      // The worker's order already puts a cause before what it causes (the catalog's
-      // declared relations, as the log page and the CLI do); keep it within a role.
-      return a.role - b.role || a.position - b.position;
-    }).map(function (item) { return item.finding; });
-  }
-
+  // The worker lists findings in the log page's order (an initiating failure first, a
+  // cause before what it causes, a wrapper last): they are shown as it lists them.
   function show(query, result) {
     var input = box();
     if (!input || input.value !== query) return;  // an answer for text no longer there
     var block = owners();
     if (!block) return;
-    var findings = query ? ranked(result.findings) : [];
+    var findings = query ? result.findings : [];
     block.textContent = "";
     findings.slice(0, MAX_ENTRIES).forEach(function (finding) {
       block.appendChild(entryItem(query, finding));
@@ -340,7 +327,7 @@
   function arrange(query, items, result, pageCount, close) {
     var input = box();
     if (result && input && input.value === query && (!shown || shown.query !== query)) {
-      shown = { query: query, findings: ranked(result.findings),
+      shown = { query: query, findings: result.findings,
                 errorLike: result.unmatched.length > 0 };
     }
     var listed = new Set((shown && shown.query === query ? shown.findings : [])

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from failpedia.catalog.catalog import Catalog
+from failpedia.signatures.finding_order import published_finding_order
 from failpedia.signatures.index_format import (
     ENTRIES_FILE,
     INDEX_FILE,
@@ -51,6 +52,7 @@ def build_index(
         "site_url": site_url or "",
         "repo_url": repo_url or "",
         "rules": published_rules(),
+        "order": published_finding_order(),
         "entries": entries,
     }
 

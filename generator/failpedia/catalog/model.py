@@ -24,7 +24,7 @@ ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 WEB_URL_PATTERN = r"^https?://[^\s<>\[\]\\\"`{}|^]+$"
 
 Kind = Literal["crash", "warning", "hang", "silent-wrong-result"]
-Role = Literal["initiating", "downstream"]
+Role = Literal["initiating", "downstream", "wrapper"]
 Relation = Literal["causes", "caused-by", "confused-with", "see-also"]
 Device = Literal["cpu", "cuda", "multi-gpu"]
 VerifiedFrom = Literal["framework-source", "reproducer-output"]
@@ -234,7 +234,9 @@ class Entry:
     category: str = spec("Category id from `entries/categories.yaml`.", pattern=ID_PATTERN)
     kind: Kind = spec("`crash`, `warning`, `hang` or `silent-wrong-result`.")
     role: Role = spec(
-        "`initiating` if it starts a failure, `downstream` if it follows from another one."
+        "`initiating` if it starts a failure, `downstream` if it follows from another one, "
+        "`wrapper` if it reports whichever failure it caught (a launcher's exit status, a "
+        "compiler backend's exception): listed after every other finding."
     )
     summary: str = spec("The quick answer: what it means and the usual fix.")
     signatures: list[Signature] = spec("Every wording real logs contain.", min_items=1)

@@ -13,7 +13,7 @@ id: {entry_id}
 title: TODO
 category: {category}
 kind: TODO  # crash, warning, hang or silent-wrong-result
-role: TODO  # initiating, or downstream if it follows from another failure
+role: TODO  # initiating, downstream (follows from another), wrapper (reports any it caught)
 summary: TODO
 signatures:
   - text: TODO  # the message exactly as emitted, copied from source or captured output

@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from failpedia.signatures.finding_order import ROLE_TEXT
+
 WIDTH = 88
 
 
@@ -36,7 +38,7 @@ def _heading(title: str) -> list[str]:
 
 def explain_text(entry: dict[str, Any], url: str) -> str:
     out = [entry["title"], "=" * min(len(entry["title"]), WIDTH), ""]
-    role = "initiates a failure" if entry["role"] == "initiating" else "follows from another"
+    role = ROLE_TEXT.get(entry["role"], entry["role"])
     out += [f"{entry['id']} · {entry['category']} · {entry['kind']} · {role}", url, ""]
     out += _paragraphs(entry["summary"])
     out += _heading("Signatures")

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from failpedia.cli.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
 from failpedia.diagnose.findings import Diagnosis, ErrorLine, Finding
 from failpedia.diagnose.output import starter
+from failpedia.signatures.finding_order import ROLE_TEXT
 from failpedia.signatures.index_format import SignatureIndex
 from failpedia.site.issue_links import (
     ENTRY_FIELD,
@@ -121,7 +122,7 @@ def _finding(number: int, finding: Finding, redact: Redact) -> list[str]:
     first = finding.first
     assert first is not None
     entry = finding.entry
-    role = "initiates the failure" if entry.role == "initiating" else "follows from another"
+    role = ROLE_TEXT.get(entry.role, entry.role)
     out = [
         f"{number}. **[{escape(entry.title)}]({finding.url})** ({code_span(entry.id)}, {role}), "
         f"first at {_where(first.file, first.line, first.rank, redact)}"

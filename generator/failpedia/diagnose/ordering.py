@@ -1,12 +1,14 @@
 """Put the failure that started it all first.
 
-Findings are ordered by, in turn: role (initiating before downstream), causal level (an
+Findings are ordered by, in turn: role (initiating, then downstream, then a wrapper that
+reports whichever failure it caught), causal level (an
 entry after every found entry that causes it), what the failure does to the run (a crash
 or a hang before a warning or a silently wrong result, which a run survives: where a
 warning is what led to the crash, the catalog says so with ``causes`` and the causal level
 puts it first), torchrun's root cause, the earliest time a prefix gave, and the order of
 first appearance. The site's log page applies the same
-order in ``diagnose-worker.js``.
+order in ``diagnose-worker.js``, with the ranks of roles and kinds it reads from
+``signatures.json`` (``signatures.finding_order``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,8 @@ from __future__ import annotations
 import math
 
 from failpedia.diagnose.findings import Finding, RootCause
+from failpedia.signatures.finding_order import KIND_ORDER, ROLE_ORDER
 from failpedia.signatures.index_format import SignatureIndex
-
-ROLE_ORDER = {"initiating": 0, "downstream": 1}
-# Failures a run survives come after those that end it, among otherwise equal findings.
-KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
 def assumed_year_of(findings: list[Finding]) -> int:
@@ -63,7 +62,7 @@ def order_findings(
     def key(finding: Finding) -> tuple[int, int, int, int, float, tuple[int, int, int, int]]:
         assert finding.first is not None
         return (
-            ROLE_ORDER.get(finding.entry.role, 1),
+            ROLE_ORDER.get(finding.entry.role, 0),
             finding.level,
             KIND_ORDER.get(finding.entry.kind, 0),
             0 if finding.root_cause else 1,

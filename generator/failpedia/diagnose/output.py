@@ -11,7 +11,7 @@ JSON shape, ``format`` 1 (fields are only ever added, never renamed or removed):
       "inputs": [{"name": str, "rank": str|null, "bytes": int, "lines": int}],
       "findings": [{                       # initiating failure first
         "id": str, "title": str, "url": str, "category": str, "kind": str,
-        "role": "initiating" | "downstream",
+        "role": "initiating" | "downstream" | "wrapper",
         "summary": str,                    # the entry's quick answer (Markdown)
         "count": int,                      # matching line segments, all inputs
         "ranks": [str],                    # numeric ranks first, then host:pid labels
@@ -44,6 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
+from failpedia.signatures.finding_order import ROLE_TEXT
 
 JSON_FORMAT = 1
 
@@ -217,10 +218,10 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
 
 
 def all_downstream(diagnosis: Diagnosis) -> bool:
-    """Whether every finding follows from another failure: the one that started it all
-    is then elsewhere (most often in another rank's log)."""
+    """Whether every finding follows from another failure (or reports one it caught): the
+    one that started it all is then elsewhere (most often in another rank's log)."""
     return bool(diagnosis.findings) and all(
-        finding.entry.role == "downstream" for finding in diagnosis.findings
+        finding.entry.role != "initiating" for finding in diagnosis.findings
     )
 
 
@@ -283,7 +284,7 @@ def _finding_text(number: int, finding: Finding, quick_answer: bool = False) -> 
     first = finding.first
     assert first is not None
     entry = finding.entry
-    role = "initiates the failure" if entry.role == "initiating" else "follows from another"
+    role = ROLE_TEXT.get(entry.role, entry.role)
     lines = [f"{number}. {entry.title}", f"   {entry.id} ({role}): {finding.url}"]
     if quick_answer and entry.summary:
         lines.extend(_quick_answer(entry.summary))

@@ -16,15 +16,12 @@ import jinja2
 from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry, Link
 from failpedia.catalog.entry_files import MAX_FILE_BYTES
+from failpedia.signatures.finding_order import ROLE_TEXT
 from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
 from failpedia.site.page_cache import page_key, reuse_or_render, templates_key
 from failpedia.site.proof import Proof, coverage, proof_for
 
-ROLE_TEXT = {
-    "initiating": "initiates a failure",
-    "downstream": "follows from another failure",
-}
 DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
 KIND_TEXT = {
     "crash": "Crash",

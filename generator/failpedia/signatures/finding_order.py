@@ -1,0 +1,27 @@
+"""The order findings are listed in, as data both matchers read.
+
+``failpedia diagnose`` (``diagnose.ordering``) and the log page's worker sort findings by
+the same keys; the ranks of roles and kinds below are published in ``signatures.json``
+(``order``) so the worker takes them from there instead of keeping a copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# An initiating failure first, then what follows from one, then a wrapper (a launcher's
+# exit status, a compiler backend's exception), which reports whichever failure it caught.
+ROLE_ORDER = {"initiating": 0, "downstream": 1, "wrapper": 2}
+# What each role means, in the words every output uses.
+ROLE_TEXT = {
+    "initiating": "initiates the failure",
+    "downstream": "follows from another failure",
+    "wrapper": "reports whichever failure it caught",
+}
+# Failures a run survives come after those that end it, among otherwise equal findings.
+KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
+
+
+def published_finding_order() -> dict[str, Any]:
+    """The ranks above, as ``signatures.json`` carries them for the log page."""
+    return {"roles": dict(ROLE_ORDER), "kinds": dict(KIND_ORDER)}
