@@ -1,8 +1,8 @@
 """Build hook: compile the signature index and the entry texts into the package.
 
-A wheel built from the repository then carries ``failpedia/data/signatures.json`` and
-``entries.json``, so ``failpedia diagnose`` and ``failpedia explain`` work on a machine
-that has only the wheel. Editable installs read ``entries/`` directly instead.
+A wheel built from the repository then carries ``failpedia/data/signatures.json``,
+``entries.json`` and ``nearest.json``, so ``failpedia diagnose`` and ``failpedia explain``
+work on a machine that has only the wheel. Editable installs read ``entries/`` directly instead.
 """
 
 import sys

@@ -15,6 +15,8 @@ writes ``benchmarks/results/coverage.json``:
   over all cases; the goal is none;
 - ``by_category`` and ``by_batch``: the same figures per failure area and per batch;
 - ``uncovered``: the failures without an entry, most frequent first;
+- ``unmatched`` and ``nearest_found``: covered cases where no pattern matched, and how
+  many of them list the right entry among the entries nearest in wording;
 - ``misses``: covered cases whose entry was not first, with what came first;
 - ``documented``: the same figures for the cases whose entry is documented from public
   reports rather than proved by a reproducer, counted apart, and how many such entries
@@ -51,6 +53,7 @@ from typing import Any
 
 import yaml
 from failpedia.catalog.validate import load_catalog
+from failpedia.signatures.nearest_rules import MAX_NEAREST
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES_DIR = ROOT / "benchmarks" / "realworld" / "cases"
@@ -133,8 +136,9 @@ def compile_index(folder: Path, root: Path = ROOT, python: str = sys.executable)
     return folder / "signatures.json"
 
 
-def diagnose(case: Case, index: Path, python: str = sys.executable) -> list[str]:
-    """The entry ids ``failpedia diagnose`` finds in the excerpt, first finding first."""
+def diagnose(case: Case, index: Path, python: str = sys.executable) -> tuple[list[str], list[str]]:
+    """The entry ids ``failpedia diagnose`` finds in the excerpt, first finding first, and
+    the ids it lists as nearest in wording when it finds none."""
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / f"{case.name}.log"
         log.write_text(case.excerpt, encoding="utf-8")
@@ -146,7 +150,20 @@ def diagnose(case: Case, index: Path, python: str = sys.executable) -> list[str]
         )
     if done.returncode not in (0, 1):
         raise SystemExit(f"diagnose failed on {case.name} ({done.returncode}): {done.stderr}")
-    return [finding["id"] for finding in json.loads(done.stdout)["findings"]]
+    data = json.loads(done.stdout)
+    return [item["id"] for item in data["findings"]], [item["id"] for item in data["nearest"]]
+
+
+def nearest_figures(
+    rows: list[tuple[Case, list[str]]], nearest: dict[str, list[str]]
+) -> dict[str, int]:
+    """Covered cases no pattern matched, and how many of them list the right entry among
+    the nearest in wording."""
+    unmatched = [case for case, ids in rows if case.expected != "none" and not ids]
+    return {
+        "unmatched": len(unmatched),
+        "nearest_found": sum(1 for case in unmatched if case.expected in nearest[case.name]),
+    }
 
 
 @dataclass(frozen=True)
@@ -197,7 +214,9 @@ def catalog_facts(root: Path = ROOT) -> tuple[set[str], Links]:
 def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         index = compile_index(Path(folder), root)
-        rows = [(case, diagnose(case, index)) for case in cases]
+        diagnosed = [(case, *diagnose(case, index)) for case in cases]
+    rows = [(case, ids) for case, ids, _ in diagnosed]
+    nearest = {case.name: near for case, _, near in diagnosed}
     documented, links = catalog_facts(root)
     by_category: dict[str, list[tuple[Case, list[str]]]] = defaultdict(list)
     by_batch: dict[int, list[tuple[Case, list[str]]]] = defaultdict(list)
@@ -211,6 +230,7 @@ def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:
             examples[case.failure].append(case.name)
     return {
         **_figures(rows, links),
+        **nearest_figures(rows, nearest),
         "hard_cases": sum(1 for case, _ in rows if case.hard),
         "by_category": {
             name: _figures(group, links) for name, group in sorted(by_category.items())
@@ -220,6 +240,7 @@ def measure(cases: list[Case], root: Path = ROOT) -> dict[str, Any]:
                 "collected": group[0][0].collected,
                 "hard_cases": sum(1 for case, _ in group if case.hard),
                 **_figures(group, links),
+                **nearest_figures(group, nearest),
             }
             for number, group in sorted(by_batch.items())
         },
@@ -340,6 +361,9 @@ def table(result: dict[str, Any]) -> str:
         f"Of these, {documented['cases']} cases name one of the {documented['entries']} "
         "entries documented from public reports rather than proved by a reproducer; "
         f"their entry is first in {documented['top1']}.",
+        "",
+        f"Where no pattern matched a covered case ({result['unmatched']}), the right entry "
+        f"was among the {MAX_NEAREST} nearest in wording in {result['nearest_found']}.",
     ]
     return "\n".join(lines)
 

@@ -201,6 +201,20 @@ SCAFFOLD_FILL = {
     "text: TODO  # the message": "text: 'QuxError: widget 9 is new'  #",
     "pattern: TODO": r"pattern: 'QuxError: widget \d+ is new'",
 }
+# The scaffold's two sightings, each filled with a line of another made-up thread.
+SCAFFOLD_SIGHTINGS = [
+    (
+        "- url: TODO\n        line: TODO  # one line, exactly as the thread shows it; the "
+        "pattern must match it",
+        "- url: https://github.com/example/widgets/issues/1\n"
+        "        line: 'QuxError: widget 3 is new'",
+    ),
+    (
+        "- url: TODO\n        line: TODO\n",
+        "- url: https://discuss.example.org/t/new-widgets/2\n"
+        "        line: '[rank1]: QuxError: widget 4 is new'\n",
+    ),
+]
 SCAFFOLD_CHECK = "# TODO: assert the result equals a reference"
 
 
@@ -209,6 +223,9 @@ def fill_scaffold(root: Path, entry: str) -> None:
     path = entry_file(root, entry)
     text = path.read_text(encoding="utf-8")
     for old, new in SCAFFOLD_FILL.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    for old, new in SCAFFOLD_SIGHTINGS:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     path.write_text(text.replace("TODO", "Filled in"), encoding="utf-8")

@@ -561,8 +561,51 @@ function finish(state) {
     unmatched: errors.map(function (e) {
       return { file: e.file, line: e.line, rank: e.rank, score: e.score, text: e.text };
     }),
+    nearest: [],
     warnings: index.warnings.slice(),
   };
+}
+
+// The entries nearest in wording to the most error-like lines, where no signature matched:
+// lunr.js on the index lunr's Python port built (nearest.json), with the query and the
+// order that generator/failpedia/signatures/nearest_rules.py publishes in that file, so the
+// page lists what `failpedia diagnose` lists. Loaded only when first needed.
+var nearest = null;
+
+async function nearestEntries(url, unmatched) {
+  if (!nearest) {
+    importScripts(new URL("vendor/lunr.min.js", self.location.href).href);
+    var data = await (await fetch(url)).json();
+    if (data.format !== 1) return [];
+    nearest = { rules: data.rules, index: lunr.Index.load(data.lunr) };
+  }
+  var r = nearest.rules;
+  var top = Math.max.apply(null, unmatched.map(function (item) { return item.score; }));
+  if (top < r.min_query_score) return [];
+  var term = new RegExp(r.term, "g"), terms = [];
+  unmatched.forEach(function (item) {
+    if (item.score !== top) return;
+    (item.text.match(term) || []).forEach(function (found) {
+      found = found.toLowerCase();
+      if (terms.length < r.max_query_terms && terms.indexOf(found) === -1) terms.push(found);
+    });
+  });
+  if (!terms.length) return [];
+  var scale = Math.pow(10, r.score_digits);
+  var results = nearest.index.query(function (query) {
+    terms.forEach(function (t) { query.term(t); });
+  }).map(function (item) {
+    return { ref: item.ref, score: Math.floor(item.score * scale + 0.5) / scale };
+  }).sort(function (a, b) {
+    return b.score - a.score || (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
+  });
+  var byId = {};
+  index.entries.forEach(function (entry) { byId[entry.data.id] = entry.data; });
+  return results.filter(function (item) { return byId[item.ref]; }).slice(0, r.max_nearest)
+    .map(function (item) {
+      var entry = byId[item.ref];
+      return { id: entry.id, title: entry.title, url: entry.url, score: item.score };
+    });
 }
 
 function compareTimes(a, b) {
@@ -643,7 +686,11 @@ onmessage = async function (event) {
       state.inputs.push({ name: pasted.name, rank: null, bytes: text.length, lines: pasted.lineNo });
     }
     var result = finish(state);
-    postMessage({ type: "done", result: result, siteUrl: index.siteUrl, issues: issueParts(result) });
+    if (request.nearest && !result.findings.length && result.unmatched.length) {
+      result.nearest = await nearestEntries(new URL("nearest.json", request.indexUrl), result.unmatched);
+    }
+    postMessage({ type: "done", result: result, siteUrl: index.siteUrl, issues: issueParts(result),
+                  roleText: order.role_text });
   } catch (error) {
     postMessage({ type: "error", message: String(error && error.message || error) });
   }

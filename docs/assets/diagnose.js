@@ -6,6 +6,8 @@
   var script = document.currentScript;
   var assets = new URL(".", script ? script.src : location.href);
   var worker = null;
+  // What each role means, as signatures.json publishes it (the worker passes it on).
+  var roleText = {};
   // The most text the box takes. A textarea lays out every pasted line on the main thread:
   // 300 KB froze the page for half a second, 100 MB for a minute and a half. A bigger log
   // goes through the file picker or a drop, which the worker reads in pieces.
@@ -90,8 +92,7 @@
     var title = element("a", "fp-finding__title", number + ". " + finding.title);
     title.href = page.href;
     head.appendChild(title);
-    head.appendChild(element("span", "fp-finding__role",
-      initiating ? "started it" : "follows from another failure"));
+    head.appendChild(element("span", "fp-finding__role", roleText[finding.role] || finding.role));
     item.appendChild(head);
     if (finding.summary) item.appendChild(quickAnswer(finding.summary));
     var actions = element("p", "fp-finding__actions");
@@ -234,6 +235,20 @@
       });
       out.appendChild(pre);
     }
+    if (!count && result.nearest && result.nearest.length) {
+      out.appendChild(element("p", "fp-nearest-heading",
+        "Not matches, only the entries nearest in wording to these lines:"));
+      var near = element("ul", "fp-nearest");
+      result.nearest.forEach(function (n) {
+        var item = element("li");
+        var link = element("a", null, n.title);
+        link.href = new URL(n.url, siteRoot).href;
+        item.appendChild(link);
+        item.appendChild(element("code", "fp-nearest-id", n.id));
+        near.appendChild(item);
+      });
+      out.appendChild(near);
+    }
     var url = count ? null : newIssueLink(issues, result);
     if (url) {
       var offer = element("p", "fp-report", "No entry knows this failure yet. ");
@@ -263,6 +278,7 @@
         status.textContent = "Matching… " + Math.round(100 * message.bytes / Math.max(message.size, 1)) + "%";
       } else if (message.type === "done") {
         status.textContent = "";
+        roleText = message.roleText || {};
         show(root, message.result, message.issues);
       } else if (message.type === "error") {
         status.textContent = "Could not read this log: " + message.message;
@@ -271,6 +287,7 @@
     };
     request.indexUrl = new URL("../signatures.json", assets).href;
     request.context = 3;
+    request.nearest = true;
     worker.postMessage(request);
   }
 

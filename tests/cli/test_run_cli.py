@@ -261,8 +261,11 @@ def test_unmatched_failure_lists_error_like_lines_with_context(tmp_path: Path) -
     assert "no known failure" in report
     assert "ValueError: bad schedule 'cosine-restarts'" in report
     assert "failpedia report" in report
+    assert "Not matches, only the entries nearest in wording to these lines:" in report
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["findings"] == []
+    assert result["nearest"] == diagnose_json(str(CORPUS / "no-known-failure.log"))["nearest"]
+    assert result["nearest"] and all(item["id"] in report for item in result["nearest"])
     worst = next(item for item in result["unmatched"] if item["text"].startswith("ValueError"))
     assert worst["file"] == "stderr"
     assert worst["before"] == [

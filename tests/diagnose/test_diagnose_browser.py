@@ -60,6 +60,9 @@ def test_page_and_cli_report_the_same_findings_in_the_same_order(
     assert [item["text"] for item in dropped["unmatched"]] == [
         item["text"] for item in cli["unmatched"]
     ]
+    assert [(item["id"], item["score"]) for item in dropped["nearest"]] == [
+        (item["id"], item["score"]) for item in cli["nearest"]
+    ]
     packed = tmp_path / (log.name + ".gz")
     packed.write_bytes(gzip.compress(log.read_bytes()))
     log_page.evaluate(

@@ -136,7 +136,7 @@ def test_findings_are_cards_with_the_quick_answer_and_a_link_to_the_fix(
     title = card.locator("a.fp-finding__title")
     assert title.inner_text().endswith(entry["title"])
     assert title.get_attribute("href") == site_url + entry["url"]
-    assert card.locator(".fp-finding__role").inner_text() == "started it"
+    assert card.locator(".fp-finding__role").inner_text() == "initiates the failure"
     answer = card.locator(".fp-finding__answer")
     assert " ".join(answer.inner_text().split()) == _as_text(entry["summary"])
     assert answer.locator("code").count() == entry["summary"].count("`") // 2 > 0
@@ -212,7 +212,7 @@ def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(open_page) 
     _paste(page, downstream_only_log())
     summary = page.locator(".fp-summary").inner_text()
     assert summary.endswith(ELSEWHERE.format("this log"))
-    assert "started it" not in page.locator("[data-fp-results]").inner_text()
+    assert "initiates the failure" not in page.locator("[data-fp-results]").inner_text()
     assert page.locator(".fp-finding__role").inner_text() == "follows from another failure"
     page.evaluate(f"document.querySelector('{ROOT}').removeAttribute('data-fp-state')")
     _drop_on_the_box(page, {"rank2.log": downstream_only_log(), "rank3.log": "step 9\n"})
@@ -221,4 +221,30 @@ def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(open_page) 
     _paste(page, downstream_only_log() + MATMUL_LINE.format(8) + "\n")
     assert page.locator(".fp-summary").inner_text().endswith("; the one that started it first.")
     roles = page.locator(".fp-finding__role").all_inner_texts()
-    assert roles == ["started it", "follows from another failure"]
+    assert roles == ["initiates the failure", "follows from another failure"]
+
+
+def test_an_unmatched_log_shows_the_nearest_entries_as_not_matches(
+    open_page,  # noqa: ANN001
+    site_url: str,
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        "RuntimeError: CUDA error: an illegal instruction was encountered\n",
+        encoding="utf-8",
+    )
+    cli = diagnose_json(str(log))
+    page = open_page(390, 844)
+    result = _paste(page, log.read_text(encoding="utf-8"))
+    assert result["findings"] == [] and page.locator(".fp-finding").count() == 0
+    assert [item["id"] for item in result["nearest"]] == [item["id"] for item in cli["nearest"]]
+    heading = page.locator(".fp-nearest-heading").inner_text()
+    assert heading == "Not matches, only the entries nearest in wording to these lines:"
+    links = page.locator("ul.fp-nearest a")
+    assert links.count() == len(cli["nearest"]) > 0
+    first = cli["nearest"][0]
+    assert links.first.inner_text() == first["title"]
+    assert links.first.get_attribute("href") == site_url + "cuda/cuda-illegal-memory-access/"
+    assert page.locator("ul.fp-nearest code").first.inner_text() == first["id"]

@@ -1,8 +1,9 @@
 """Compile the checked catalog into the signature index and the entry texts.
 
 The one signature compiler: the site publishes its output as ``signatures.json``, the
-wheel ships it with ``entries.json`` (what ``failpedia explain`` prints), and the CLI
-builds the same index from a checkout's ``entries/``.
+wheel ships it with ``entries.json`` (what ``failpedia explain`` prints) and
+``nearest.json`` (the entries nearest in wording, when no signature matches), and the CLI
+builds the same from a checkout's ``entries/``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from failpedia.signatures.index_format import (
     entry_url,
 )
 from failpedia.signatures.line_rules import published_rules
+from failpedia.signatures.nearest_rules import (
+    FIELDS,
+    NEAREST_FILE,
+    NEAREST_FORMAT,
+    published_nearest_rules,
+    terms_of,
+)
 
 
 def build_index(
@@ -57,6 +65,46 @@ def build_index(
     }
 
 
+def build_nearest(catalog: Catalog) -> dict[str, Any]:
+    """``nearest.json``: lunr's index of every entry's title, wording (signatures, real
+    sightings, aliases), quick answer and mechanism, with the rules that turn a log's
+    lines into a query (``signatures.nearest_rules``)."""
+    from lunr import lunr  # only when the file is written, never on diagnose's start-up
+
+    documents = [
+        {
+            "id": item.entry.id,
+            "title": " ".join(terms_of([item.entry.title])),
+            "messages": " ".join(
+                terms_of(
+                    [
+                        *(signature.text for signature in item.entry.signatures),
+                        *(
+                            sighting.line
+                            for signature in item.entry.signatures
+                            for sighting in signature.seen_in
+                        ),
+                        *(alias.text for alias in item.entry.aliases),
+                    ]
+                )
+            ),
+            "summary": " ".join(terms_of([item.entry.summary])),
+            "mechanism": " ".join(terms_of([item.entry.mechanism])),
+        }
+        for item in catalog.entries
+    ]
+    index = lunr(
+        ref="id",
+        fields=[{"field_name": name, "boost": boost} for name, boost in FIELDS],
+        documents=documents,
+    )
+    return {
+        "format": NEAREST_FORMAT,
+        "rules": published_nearest_rules(),
+        "lunr": index.serialize(),
+    }
+
+
 def build_entry_texts(catalog: Catalog) -> dict[str, Any]:
     """Every entry's fields, for ``failpedia explain`` away from the repository."""
     return {
@@ -78,6 +126,7 @@ def write_package_data(
     for name, data in (
         (INDEX_FILE, build_index(catalog, site_url, repo_url)),
         (ENTRIES_FILE, build_entry_texts(catalog)),
+        (NEAREST_FILE, build_nearest(catalog)),
     ):
         path = out_dir / name
         path.write_text(dump_json(data), encoding="utf-8")

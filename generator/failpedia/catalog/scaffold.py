@@ -21,6 +21,11 @@ signatures:
     verified_from: TODO  # framework-source or reproducer-output
     verified_at: TODO  # file and release, e.g. torch/nn/modules/module.py, torch 2.13.0
     emitted_by: TODO  # releases that print this wording, e.g. torch >= 2.7
+    seen_in:  # the line as pasted in two public threads other than the one you started from
+      - url: TODO
+        line: TODO  # one line, exactly as the thread shows it; the pattern must match it
+      - url: TODO
+        line: TODO
 affects:
   - TODO
 mechanism: TODO

@@ -17,6 +17,7 @@ _SITE_NAMES = {
     "search": "the search index",
     "404": "the page shown for a missing address",
     "signatures": "the signature index, signatures.json",
+    "nearest": "the index of entries by wording, nearest.json",
     "sitemap": "the sitemap",
 }
 

@@ -19,9 +19,11 @@ from failpedia.signatures.index_format import (
     SignatureIndex,
     parse_index,
 )
+from failpedia.signatures.nearest_rules import NEAREST_FILE
 
 if TYPE_CHECKING:  # the catalog (YAML, models) is only loaded to compile an index
     from failpedia.catalog.catalog import Catalog
+    from failpedia.diagnose.findings import Diagnosis
     from failpedia.settings import ProjectSettings
 
 PACKAGE_DATA = "data"
@@ -147,6 +149,46 @@ def load_index(index_file: Path | None = None, entries_dir: Path | None = None) 
     """The index from a file, from an entries folder, from the package, or from the checkout."""
     index = open_index(index_file, entries_dir)
     return index.load() if isinstance(index, IndexFile) else index
+
+
+def load_nearest(
+    index_file: Path | None = None, entries_dir: Path | None = None
+) -> dict[str, Any] | None:
+    """``nearest.json`` beside the index file given (or shipped with the package), or
+    built from the catalog the index was compiled from; None where there is none (an index
+    file copied alone): the nearest entries are then not listed."""
+    if index_file is None and entries_dir is None:
+        index_file = packaged_file(INDEX_FILE)
+    if index_file is not None:
+        try:
+            data: dict[str, Any] = json.loads(
+                (index_file.parent / NEAREST_FILE).read_text(encoding="utf-8")
+            )
+        except (OSError, ValueError):
+            return None
+        return data
+    from failpedia.catalog.index_build import build_nearest
+
+    catalog, _ = compile_catalog(entries_dir or _checkout_entries())
+    return build_nearest(catalog)
+
+
+def with_nearest(
+    diagnosis: Diagnosis, index_file: Path | None = None, entries_dir: Path | None = None
+) -> Diagnosis:
+    """The diagnosis with the entries nearest in wording to its error-like lines, where no
+    entry matched (what ``diagnose`` and ``run`` list then, apart from findings)."""
+    if diagnosis.findings or not diagnosis.error_lines:
+        return diagnosis
+    from failpedia.diagnose.nearest import nearest_entries
+
+    try:
+        index = load_index(index_file, entries_dir)
+    except IndexUnavailable:
+        return diagnosis
+    scored = [(item.score, item.text) for item in diagnosis.error_lines]
+    found = nearest_entries(scored, load_nearest(index_file, entries_dir), index)
+    return diagnosis._replace(nearest=tuple(found))
 
 
 def load_entry_texts(entries_dir: Path | None = None) -> dict[str, dict[str, Any]]:

@@ -39,6 +39,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     except IndexUnavailable as error:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
         return 2
+    result = index_source.with_nearest(result, *_index_paths(args))
     result.problems[:0] = problems
     result.skipped.extend(skipped)
     for item in result.skipped:

@@ -122,6 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if diagnosis is None:
         report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
     else:
+        diagnosis = index_source.with_nearest(
+            diagnosis,
+            Path(args.index) if args.index else None,
+            Path(args.entries) if args.entries else None,
+        )
         diagnosis.warnings.extend(watch.warnings)
         for warning in diagnosis.warnings:
             report.append(f"warning: {warning}\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from failpedia.diagnose.nearest import NearestEntry
 from failpedia.signatures.index_format import IndexedEntry
 from failpedia.signatures.line_rules import MAX_LOCATIONS, LogTime, display_text
 
@@ -233,6 +234,8 @@ class Diagnosis(NamedTuple):
     warnings: list[str]
     problems: list[str]
     skipped: list[str]  # files in a folder given that were not read (binary), each named
+    # When nothing matched: the entries nearest in wording to the error-like lines.
+    nearest: tuple[NearestEntry, ...] = ()
 
 
 def sort_ranks(ranks: set[str]) -> list[str]:

@@ -142,6 +142,7 @@ def diagnosis_json(diagnosis: Diagnosis, scrub: Callable[[str], str] | None = No
             }
             for item in diagnosis.error_lines
         ],
+        "nearest": [item._asdict() for item in diagnosis.nearest],
         "warnings": diagnosis.warnings,
         "problems": diagnosis.problems,
         "skipped": diagnosis.skipped,
@@ -244,6 +245,10 @@ def _error_lines_text(diagnosis: Diagnosis) -> list[str]:
     for item in diagnosis.error_lines:
         rank = f" [rank {item.rank}]" if item.rank is not None else ""
         out.append(f"  {item.file}:{item.line}{rank}: {item.text}")
+    if diagnosis.nearest:
+        out += ["", "Not matches, only the entries nearest in wording to these lines:"]
+        for near in diagnosis.nearest:
+            out += [f"  - {near.title}", f"    {near.id}: {near.url}"]
     return out
 
 

@@ -23,5 +23,5 @@ KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
 def published_finding_order() -> dict[str, Any]:
-    """The ranks above, as ``signatures.json`` carries them for the log page."""
-    return {"roles": dict(ROLE_ORDER), "kinds": dict(KIND_ORDER)}
+    """The ranks and wording above, as ``signatures.json`` carries them for the log page."""
+    return {"roles": dict(ROLE_ORDER), "kinds": dict(KIND_ORDER), "role_text": dict(ROLE_TEXT)}

@@ -26,11 +26,12 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
 
-from failpedia.catalog.index_build import build_index
+from failpedia.catalog.index_build import build_index, build_nearest
 from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import check_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
+from failpedia.signatures.nearest_rules import NEAREST_FILE
 from failpedia.site.common_failures import most_common
 from failpedia.site.draft_pages import render_drafts
 from failpedia.site.generated_pages import page_files, remember_built
@@ -68,6 +69,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.generated: dict[str, RenderedPage] = {}
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
+        self.nearest_index = ""
         self.previewing = False
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
@@ -123,6 +125,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
         self.generated = {page.path: page for page in self.pages}
         self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
+        self.nearest_index = dump_json(build_nearest(catalog))
         return config
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
@@ -135,6 +138,8 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
             files.append(file)
         # The log page matches pasted logs in the browser against this file.
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
+        # ...and, where none matches, finds the entries nearest in wording with this one.
+        files.append(File.generated(config, NEAREST_FILE, content=self.nearest_index))
         return files
 
     def on_page_content(

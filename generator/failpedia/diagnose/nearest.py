@@ -1,0 +1,54 @@
+"""The entries nearest in wording to a log's most error-like lines, for when no signature
+matched: never findings, only where to look next.
+
+lunr ranks them (``nearest.json``, built by ``catalog.index_build.build_nearest``; the log
+page's worker queries the same file with lunr.js), with the query and the order that
+``signatures.nearest_rules`` defines for both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from failpedia.signatures.index_format import SignatureIndex
+from failpedia.signatures.nearest_rules import (
+    MAX_QUERY_TERMS,
+    NEAREST_FORMAT,
+    most_error_like,
+    rank,
+    terms_of,
+)
+
+
+class NearestEntry(NamedTuple):
+    id: str
+    title: str
+    url: str
+    score: float
+
+
+def nearest_entries(
+    lines: list[tuple[int, str]], data: dict[str, Any] | None, index: SignatureIndex
+) -> list[NearestEntry]:
+    """Up to ``MAX_NEAREST`` entries of ``index`` nearest to the error-like ``lines``
+    (``(score, text)``, in log order); none without a usable ``nearest.json`` (``data``)
+    or without a term to look for."""
+    terms = terms_of(most_error_like(lines), MAX_QUERY_TERMS)
+    if not terms or not isinstance(data, dict) or data.get("format") != NEAREST_FORMAT:
+        return []
+    from lunr.index import Index  # loaded only when nothing matched
+
+    try:
+        ranking = Index.load(data["lunr"])
+    except (KeyError, TypeError, ValueError):
+        return []
+    query = ranking.create_query()
+    for term in terms:
+        query.term(term)
+    found = rank([(result["ref"], result["score"]) for result in ranking.query(query)])
+    entries = {entry.id: entry for entry in index.entries}
+    return [
+        NearestEntry(ref, entries[ref].title, index.url(entries[ref]), score)
+        for ref, score in found
+        if ref in entries
+    ]
