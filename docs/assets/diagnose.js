@@ -215,11 +215,18 @@
       out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
     });
     var found = count + " known failure" + (count === 1 ? "" : "s") + " found";
-    var elsewhere = count && result.findings.every(function (f) { return f.role !== "initiating"; });
+    // The summary line, as starter() in generator/failpedia/diagnose/output.py words it.
+    var roles = result.findings.map(function (f) { return f.role; });
+    var started = roles.indexOf("initiating") !== -1;
+    var elsewhere = count && !started && roles.indexOf("downstream") !== -1;
     var where = result.inputs.length > 1 ? "these logs" : "this log";
     if (!count) out.appendChild(element("p", "fp-summary", "No known failure found in " + where + "."));
-    else if (!elsewhere) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));
-    else {
+    else if (started) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));
+    else if (!elsewhere) {
+      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
+        (count === 1 ? "it reports" : "they report") + " a failure caught in " + where +
+        ": read the error it carries, which no entry matches yet."));
+    } else {
       out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
         (count === 1 ? "it follows" : "all follow") + " from another failure. The initiating " +
         "failure is not in " + where + "; look at the other ranks' logs."));

@@ -201,7 +201,10 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     total_bytes = sum(item.bytes for item in diagnosis.inputs)
     total_lines = sum(item.lines for item in diagnosis.inputs)
     logs = len(diagnosis.inputs)
-    scanned = f"{logs} log{'s' * (logs != 1)}, {_size(total_bytes)}, {total_lines:,} lines"
+    scanned = (
+        f"{logs} log{'s' * (logs != 1)}, {_size(total_bytes)}, "
+        f"{total_lines:,} line{'s' * (total_lines != 1)}"
+    )
     out: list[str] = []
     count = len(diagnosis.findings)
     if count:
@@ -218,23 +221,25 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     return "\n".join(visible(line) for line in out)
 
 
-def all_downstream(diagnosis: Diagnosis) -> bool:
-    """Whether every finding follows from another failure (or reports one it caught): the
-    one that started it all is then elsewhere (most often in another rank's log)."""
-    return bool(diagnosis.findings) and all(
-        finding.entry.role != "initiating" for finding in diagnosis.findings
-    )
-
-
 def starter(diagnosis: Diagnosis, where: str) -> str:
-    """What the summary line says of the failure that started it all."""
-    if all_downstream(diagnosis):
-        which = "it follows" if len(diagnosis.findings) == 1 else "all follow"
+    """What the summary line says of the failure that started it all: first; or, where
+    every finding follows from another, elsewhere (most often in another rank's log); or,
+    where only wrappers were found, in the error they carry, which no entry knows."""
+    roles = {finding.entry.role for finding in diagnosis.findings}
+    one = len(diagnosis.findings) == 1
+    if not roles or "initiating" in roles:
+        return "the one that started it first."
+    if "downstream" in roles:
+        which = "it follows" if one else "all follow"
         return (
             f"{which} from another failure. The initiating failure is not in {where}; "
             "look at the other ranks' logs."
         )
-    return "the one that started it first."
+    which = "it reports" if one else "they report"
+    return (
+        f"{which} a failure caught in {where}: read the error it carries, which no entry "
+        "matches yet."
+    )
 
 
 def _error_lines_text(diagnosis: Diagnosis) -> list[str]:

@@ -1,0 +1,52 @@
+"""A wrapper (a launcher's exit status, a compiler backend's exception) reports whichever
+failure it caught: diagnose lists it after every other finding, and where it is all that
+was found, says to read the error it carries. Through the CLI, on the mini fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from diagnose_helpers import diagnose_json, run_diagnose
+from helpers import TIMEOUT, copy_fixture, entry_data, write_entry_data
+
+WRAPPER_LINE = "BazError: gadget 7 timed out after 45 seconds"
+CAUSE_LINE = "FooError: widget count 3 exceeds limit 2"
+
+
+@pytest.fixture
+def entries(tmp_path: Path) -> Path:
+    root = copy_fixture(tmp_path)
+    data = entry_data(root, TIMEOUT)
+    data["role"] = "wrapper"
+    data["kind"] = "crash"
+    write_entry_data(root, TIMEOUT, data)
+    return root / "entries"
+
+
+def _log(tmp_path: Path, *lines: str) -> str:
+    path = tmp_path / "train.log"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_a_wrapper_comes_after_the_failure_it_carries(entries: Path, tmp_path: Path) -> None:
+    log = _log(tmp_path, WRAPPER_LINE, CAUSE_LINE)
+    result = diagnose_json("--entries", str(entries), log)
+    assert [(item["id"], item["role"]) for item in result["findings"]] == [
+        ("widget-limit", "initiating"),
+        ("gadget-timeout", "wrapper"),
+    ]
+    text = run_diagnose("--entries", str(entries), log).stdout.decode()
+    assert "; the one that started it first." in text
+    assert "gadget-timeout (reports whichever failure it caught)" in text
+
+
+def test_a_wrapper_alone_points_to_the_error_it_carries(entries: Path, tmp_path: Path) -> None:
+    log = _log(tmp_path, WRAPPER_LINE)
+    text = run_diagnose("--entries", str(entries), log).stdout.decode()
+    assert (
+        "1 known failure in 1 log, 46 bytes, 1 line; it reports a failure caught in "
+        "this log: read the error it carries, which no entry matches yet."
+    ) in " ".join(text.split())
+    assert "other ranks" not in text
