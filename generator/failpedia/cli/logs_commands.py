@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from failpedia.cli import index_source
-from failpedia.signatures.index_format import IndexUnavailable
+from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex
 
 
 def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
@@ -48,7 +51,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print(f"warning: {visible(warning)}", file=sys.stderr)
     for problem in result.problems:
         print(f"error: {visible(problem)}", file=sys.stderr)
-    print(diagnosis_json(result) if args.json else diagnosis_text(result))
+    print(diagnosis_json(result) if args.json else diagnosis_text(result, not args.brief))
     if result.problems:
         return 2
     return 0 if result.findings else 1
@@ -64,6 +67,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     except IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2
+    if args.id not in texts and not _looks_like_an_id(args.id):
+        return _explain_message(args, texts, index)
     entry = texts.get(args.id)
     if entry is None and index_source.was_left_out(args.id):
         print(
@@ -78,4 +83,40 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 2
     indexed = next(item for item in index.entries if item.id == args.id)
     print(explain_text(entry, index.url(indexed)), end="")
+    return 0
+
+
+def _looks_like_an_id(text: str) -> bool:
+    """An entry id's shape (lower-case words joined by hyphens), not a pasted message."""
+    return re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", text) is not None
+
+
+def _explain_message(
+    args: argparse.Namespace, texts: dict[str, dict[str, Any]], index: SignatureIndex
+) -> int:
+    """``explain "<pasted message>"``: the entry whose signature matches the message, read
+    as ``diagnose`` reads a log; where none does, the entries nearest in wording."""
+    from failpedia.cli.explain_text import explain_text
+    from failpedia.diagnose.diagnosis import diagnose
+    from failpedia.diagnose.output import visible
+    from failpedia.diagnose.sources import collect_inputs
+
+    with tempfile.TemporaryDirectory(prefix="failpedia-explain-") as folder:
+        message = Path(folder) / "message"
+        message.write_text(args.id + "\n", encoding="utf-8")
+        inputs, _ = collect_inputs([str(message)], [])
+        result = diagnose(inputs, index, context=0)
+    if not result.findings:
+        result = index_source.with_nearest(result, *_index_paths(args))
+        print("failpedia explain: no entry's signature matches this message.", file=sys.stderr)
+        if result.nearest:
+            print("Not matches, only the entries nearest in wording to it:")
+            for near in result.nearest:
+                print(f"  - {visible(near.title)}\n    {near.id}: {near.url}")
+        return 1
+    first, *others = result.findings
+    print(explain_text(texts[first.entry.id], first.url), end="")
+    if others:
+        also = ", ".join(finding.entry.id for finding in others)
+        print(f"\nThe message also matches: {also} (`failpedia explain ID` for each).")
     return 0

@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge.set_defaults(handler=_merge_records)
     index = commands.add_parser(
-        "index", help="write signatures.json and entries.json (what the wheel ships)"
+        "index", help="write signatures.json, entries.json and nearest.json (what the wheel ships)"
     )
     index.add_argument("--out", required=True, metavar="DIR")
     index.set_defaults(handler=_index)
@@ -203,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
     diagnose.add_argument("--json", action="store_true", help="print one JSON document")
+    diagnose.add_argument(
+        "--brief",
+        action="store_true",
+        help="leave out each finding's quick answer (title, link and first line only)",
+    )
     diagnose.add_argument(
         "--context",
         type=_context,
@@ -278,8 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _index_options(report)
     report.set_defaults(handler=_report)
-    explain = commands.add_parser("explain", help="print an entry in the terminal")
-    explain.add_argument("id", metavar="ID")
+    explain = commands.add_parser(
+        "explain",
+        help="print an entry in the terminal",
+        description="Print the entry with this id, or the entry whose signature matches a "
+        'pasted message (failpedia explain "CUDA error: device-side assert triggered").',
+        epilog="Exit codes: 0 an entry was printed; 1 no signature matches the message (the "
+        "entries nearest in wording are listed); 2 no such id, or no signature index.",
+    )
+    explain.add_argument("id", metavar="ID|MESSAGE")
     _index_options(explain)
     explain.set_defaults(handler=_explain)
     return parser

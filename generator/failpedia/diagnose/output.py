@@ -197,7 +197,9 @@ def _size(count: int) -> str:
     return f"{size / 1000:.1f} GB"
 
 
-def diagnosis_text(diagnosis: Diagnosis) -> str:
+def diagnosis_text(diagnosis: Diagnosis, quick_answer: bool = True) -> str:
+    """What ``diagnose`` prints: each finding with its entry's quick answer under its title
+    (without, for ``--brief``), then where it was first seen."""
     total_bytes = sum(item.bytes for item in diagnosis.inputs)
     total_lines = sum(item.lines for item in diagnosis.inputs)
     logs = len(diagnosis.inputs)
@@ -216,7 +218,7 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
         out.append(f"No known failure in {scanned}.")
     for number, finding in enumerate(diagnosis.findings, start=1):
         out.append("")
-        out.extend(_finding_text(number, finding))
+        out.extend(_finding_text(number, finding, quick_answer))
     out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
 
@@ -284,7 +286,7 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 def _quick_answer(summary: str) -> list[str]:
     """An entry's summary as terminal text: links reduced to their text, emphasis marks
     dropped, wrapped under its finding."""
-    import textwrap  # only ``failpedia run`` prints summaries; diagnose's start-up is timed
+    import textwrap  # imported only when a finding is printed; diagnose's start-up is timed
 
     text = _LINK.sub(r"\1", " ".join(summary.split())).replace("**", "")
     return textwrap.wrap(text, 88, initial_indent="   ", subsequent_indent="   ")
