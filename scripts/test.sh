@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Chromium runs the browser tests; Node runs the log page's matcher against Python's.
+# Chromium runs the browser tests (Debian's, or the browser FAILPEDIA_CHROMIUM names); Node
+# runs the log page's matcher against Python's.
 missing=()
-[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x "${FAILPEDIA_CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 if [ "${#missing[@]}" -gt 0 ]; then

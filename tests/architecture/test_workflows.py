@@ -459,10 +459,23 @@ def test_every_verify_in_ci_requires_containment() -> None:
         for workflow_name, name, job, _ in all_jobs()
         for step in steps_running(job, "failpedia verify")
     ]
-    assert runs, "CI proves no reproducer"
+    through_script = [
+        (workflow_name, name)
+        for workflow_name, name, job, _ in all_jobs()
+        if steps_running(job, "bash scripts/test.sh")
+    ]
+    assert runs or through_script, "CI proves no reproducer"
     for workflow_name, name, command in runs:
         assert "--require-containment" in command, f"{workflow_name}: {name}: {command}"
     script = (REPO_ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
     verify_lines = [line for line in script.splitlines() if line.startswith("failpedia verify")]
     assert verify_lines and all("--require-containment" in line for line in verify_lines)
     assert "bubblewrap" in script
+
+
+def test_pull_requests_run_the_same_script_as_a_local_run() -> None:
+    (job,) = load(WORKFLOWS_DIR / "checks.yml")["jobs"].values()
+    assert steps_running(job, "bash scripts/test.sh")
+    script = (REPO_ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    for step in ("ruff check", "ruff format --check", "mypy", "failpedia validate", "pytest"):
+        assert f"python3 -m {step}" in script or step in script, step
