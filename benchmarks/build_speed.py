@@ -64,7 +64,7 @@ GOAL_SECONDS = 30.0
 GOAL_OVERHEAD = 0.10
 
 KINDS = ("crash", "warning", "hang", "silent-wrong-result")
-ROLES = ("initiating", "downstream")
+ROLES = ("initiating", "downstream", "wrapper")
 DEVICES = ("cpu", "cuda", "multi-gpu")
 RELATIONS = ("causes", "caused-by", "confused-with", "see-also")
 # Characters the portable pattern dialect treats as metacharacters (failpedia.signatures.dialect).
@@ -121,10 +121,15 @@ def synthetic_entry(
         prefix = f"FailpediaBench {tag}-{index}: "
         lines = signature["text"].split("\n")
         lines[0] = prefix + lines[0]
+        sighting_free = {
+            key: value for key, value in signature.items() if key not in ("seen_in", "seen_in_note")
+        }
         signatures.append(
             {
-                **signature,
+                **sighting_free,
                 "text": "\n".join(lines),
+                # Real sightings are the example's, which the prefixed pattern cannot match.
+                "seen_in_note": f"Synthetic benchmark entry {tag}: no thread shows it.",
                 # The example's pattern matches the first line of its text; wrap it so a
                 # top-level alternation stays behind the unique literal prefix.
                 "pattern": f"{escape_pattern(prefix)}(?:{signature['pattern']})",
