@@ -75,9 +75,15 @@ REPRO_STUB = '''\
 
 import sys
 
+FIXED = "--fixed" in sys.argv[1:]
+
 # --- fix: start
 {fix_region}
 # --- fix: end
+
+# --- check: start
+assert sys.version_info >= (3,)  # the stub computes nothing to compare
+# --- check: end
 
 if __name__ == "__main__":
     sys.exit(0)
