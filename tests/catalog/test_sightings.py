@@ -73,6 +73,7 @@ def test_two_comments_of_one_thread_are_one_thread(root: Path) -> None:
     with_sightings(root, [SIGHTINGS[0], same])
     problems = problems_of_limit(root)
     assert any(p.startswith("signatures[0].seen_in[1].url: the same thread as") for p in problems)
+    assert any(p.startswith("signatures[0].seen_in: 1 public thread(s) show") for p in problems)
 
 
 def test_a_thread_the_entry_cites_does_not_count(root: Path) -> None:
@@ -94,6 +95,20 @@ def test_a_posters_home_folder_is_refused_in_the_neutral_form(root: Path) -> Non
     assert problems == [
         "signatures[0].seen_in[1].line: holds a path of the poster's machine; pages publish "
         "paths in the neutral form: FooError: widget count 9 exceeds limit 4 in ~/run.py"
+    ]
+
+
+def test_fewer_than_two_threads_need_a_note_and_two_need_none(root: Path) -> None:
+    with_sightings(root, SIGHTINGS[:1])
+    assert problems_of_limit(root) == [
+        "signatures[0].seen_in: 1 public thread(s) show this signature; give at least 2 "
+        "(`seen_in`: the line as pasted and the thread's URL), or say in `seen_in_note` what "
+        "was searched and why fewer were found"
+    ]
+    with_sightings(root, SIGHTINGS, seen_in_note="Searched the tracker.")
+    assert problems_of_limit(root) == [
+        "signatures[0].seen_in_note: 2 threads are given: the note is for signatures with "
+        "fewer; remove it"
     ]
 
 

@@ -37,6 +37,8 @@ GENERIC_LINES = (
     "Aborted (core dumped)",
     "Segmentation fault (core dumped)",
 )
+# How many public threads, other than the ones a signature was written from, must show it.
+MIN_SIGHTINGS = 2
 HEALTHY_LOG_SUFFIX = ".log"
 MAX_HEALTHY_LOG_BYTES = 4_000_000
 
@@ -148,6 +150,19 @@ def check_sightings(
                 "message's invariant head and let it tolerate this form (or add the wording "
                 "as a signature of its own, from the framework's source)",
             )
+    found = len(threads)
+    if found < MIN_SIGHTINGS and not (signature.seen_in_note or "").strip():
+        problem(
+            (*base, "seen_in") if signature.seen_in else base,
+            f"{found} public thread(s) show this signature; give at least {MIN_SIGHTINGS} "
+            "(`seen_in`: the line as pasted and the thread's URL), or say in `seen_in_note` "
+            "what was searched and why fewer were found",
+        )
+    elif found >= MIN_SIGHTINGS and signature.seen_in_note is not None:
+        problem(
+            (*base, "seen_in_note"),
+            f"{found} threads are given: the note is for signatures with fewer; remove it",
+        )
 
 
 def check_pattern_reach(
