@@ -10,12 +10,14 @@ cuda:0 (when checking argument in method wrapper_CUDA_addmm)` in recent ones, `.
 found at least two devices, cpu and cuda:0! (when checking argument for argument mat1 in
 method wrapper_CUDA_addmm)` before).
 `python repro.py --fixed`: every batch is moved to the model's device at the top of the
-loop (from pinned memory, without blocking). The check counts the samples the model was
-trained on, on the GPU: all 256 of them.
+loop (from pinned memory, without blocking). The check trains a float64 copy of the same
+initial model on the CPU, over the same batches in the same order, and requires the GPU
+model's weights and its predictions on all 256 samples to equal that reference's.
 
 Needs a CUDA GPU.
 """
 
+import copy
 import sys
 
 import torch
@@ -39,8 +41,12 @@ class Classifier(torch.nn.Module):
 
 torch.manual_seed(0)
 data = TensorDataset(torch.randn(256, 20), torch.randint(0, 3, (256,)))
-loader = DataLoader(data, batch_size=32, shuffle=True, pin_memory=True)
-model = Classifier().to(device)
+SHUFFLE_SEED = 1  # the reference below replays the same batch order
+loader = DataLoader(
+    data, batch_size=32, shuffle=True, pin_memory=True, generator=torch.Generator().manual_seed(SHUFFLE_SEED)
+)
+initial = Classifier()  # kept on the CPU for the reference in the check
+model = copy.deepcopy(initial).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 steps, samples_seen = 0, 0
@@ -61,5 +67,21 @@ print(f"trained {steps} steps on {device}, last loss {loss.item():.4f}")
 # --- check: start
 assert samples_seen == len(data), f"trained on {samples_seen} of {len(data)} samples"
 assert all(p.device.type == "cuda" for p in model.parameters()), "the model left the GPU"
-print(f"check: all {len(data)} samples were trained on, by the model on the GPU")
+# Reference: the same initial weights trained in float64 on the CPU, over the same batches
+# in the same order, with the same optimizer; the GPU run must end where it ends.
+reference = copy.deepcopy(initial).double()
+reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+replay = DataLoader(data, batch_size=32, shuffle=True, generator=torch.Generator().manual_seed(SHUFFLE_SEED))
+for x_ref, y_ref in replay:
+    reference_loss = torch.nn.functional.cross_entropy(reference(x_ref.double()), y_ref)
+    reference_optimizer.zero_grad()
+    reference_loss.backward()
+    reference_optimizer.step()
+for (name, trained), expected in zip(model.named_parameters(), reference.parameters(), strict=True):
+    torch.testing.assert_close(trained.detach().cpu().double(), expected.detach(), rtol=1e-4, atol=1e-5, msg=name)
+with torch.no_grad():
+    logits = model(data.tensors[0].to(device)).cpu().double()
+    expected_logits = reference(data.tensors[0].double())
+torch.testing.assert_close(logits, expected_logits, rtol=1e-4, atol=1e-4)
+print(f"check: trained on all {len(data)} samples on {device}; weights and logits equal a float64 CPU run")
 # --- check: end
