@@ -1,5 +1,9 @@
 """Reproducer for nccl-duplicate-gpu.
 
+The job: column sums of a 64 x 1024 dataset, each rank summing the rows `rank`,
+`rank + world size`, ... on its GPU and `all_reduce` adding the partial sums, as a data
+parallel job adds its ranks' gradients.
+
 `python repro.py`: a launcher in the style of torchrun starts the job's ranks as
 subprocesses (`RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT` in the
 environment). The launch script hard-codes two processes per node, and the training code
@@ -15,9 +19,12 @@ on a machine with one GPU (two ranks, one GPU) and on one with more (no rank lef
 `python repro.py --fixed`: the launcher starts one rank per GPU this job can see
 (`torch.cuda.device_count()`, what `torchrun --nproc-per-node=gpu` does) and every rank
 selects its own GPU from `LOCAL_RANK` before any NCCL call. On a one-GPU machine the
-same job runs with world size 1. The check reads what every rank reports: as many ranks
-as GPUs, each on the GPU of its `LOCAL_RANK`, and the all-reduced tensor equal in every
-element to 1 + 2 + ... + world size, the sum computed by hand.
+same job runs with world size 1, its one rank taking every row. The check reads what
+every rank reports: as many ranks as GPUs, each on the GPU of its `LOCAL_RANK`, every row
+of the dataset summed by exactly one rank, and every rank's all-reduced result equal to
+the column sums of the whole dataset computed on the CPU without sharding. Fewer ranks
+than the launch script meant is only a fix if no row is lost, and that holds on one GPU
+as on eight.
 
 Needs a CUDA GPU (one is enough) and a torch build with NCCL. Every child is killed
 before the script exits, also on the deadline.
@@ -37,7 +44,7 @@ import time
 import torch
 
 FIXED = "--fixed" in sys.argv[1:]
-N = 1024  # elements each rank contributes to the all-reduce
+ROWS, N = 64, 1024  # the dataset; N elements per rank go through the all-reduce
 DEADLINE = 120  # seconds for the whole job
 
 NPROC_PER_NODE = 2  # the bug, part 1: written for a two-GPU node
@@ -59,6 +66,11 @@ if FIXED:
     # --- fix: end
 
 
+def dataset() -> torch.Tensor:
+    # Whole numbers in float64: every sum below is exact, in any order.
+    return torch.arange(ROWS * N, dtype=torch.float64).reshape(ROWS, N)
+
+
 def worker(folder: str) -> None:
     import torch.distributed as dist
 
@@ -67,7 +79,8 @@ def worker(folder: str) -> None:
     world_size = int(os.environ["WORLD_SIZE"])
     device = rank_device(local_rank)
     dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=60))
-    x = torch.full((N,), float(rank + 1), device=device)
+    rows = list(range(rank, ROWS, world_size))  # this rank's shard of the dataset
+    x = dataset()[rows].to(device).sum(dim=0)
     dist.all_reduce(x)  # creates the NCCL communicator on x's device
     torch.cuda.synchronize(device)
     report = {
@@ -75,10 +88,10 @@ def worker(folder: str) -> None:
         "local_rank": local_rank,
         "world_size": world_size,
         "device": x.device.index,
-        "min": x.min().item(),
-        "max": x.max().item(),
+        "rows": rows,
     }
-    print(f"[rank {rank}] all_reduce on cuda:{report['device']}: {report['min']:.0f}", flush=True)
+    print(f"[rank {rank}] all_reduce of {len(rows)} rows on cuda:{report['device']}", flush=True)
+    torch.save(x.cpu(), os.path.join(folder, f"rank{rank}.pt"))
     with open(os.path.join(folder, f"rank{rank}.json"), "w") as f:
         json.dump(report, f)
     dist.destroy_process_group()
@@ -144,15 +157,19 @@ if __name__ == "__main__":
     gpus = torch.cuda.device_count()
     assert gpus == NPROC_PER_NODE, f"{NPROC_PER_NODE} ranks for {gpus} GPU(s)"
     assert exit_codes == {rank: 0 for rank in range(gpus)}, exit_codes
-    reports = []
+    reports, results = [], []
     for rank in range(gpus):
         with open(os.path.join(folder, f"rank{rank}.json")) as f:
             reports.append(json.load(f))
-    expected = gpus * (gpus + 1) / 2  # 1 + 2 + ... + world size
+        results.append(torch.load(os.path.join(folder, f"rank{rank}.pt")))
     for report in reports:
         assert report["world_size"] == gpus, report
         assert report["device"] == report["local_rank"] == report["rank"], report
-        assert report["min"] == report["max"] == expected, (report, expected)
     assert len({report["device"] for report in reports}) == gpus, reports
-    print(f"check: {gpus} rank(s), one per GPU, each all-reduced to {expected:.0f}")
+    summed_rows = sorted(row for report in reports for row in report["rows"])
+    assert summed_rows == list(range(ROWS)), f"rows summed: {summed_rows}"
+    expected = dataset().sum(dim=0)  # the whole dataset on the CPU, no sharding
+    for rank, result in enumerate(results):
+        assert torch.equal(result, expected), (rank, (result - expected).abs().max().item())
+    print(f"check: {gpus} rank(s), one per GPU; all {ROWS} rows summed once; every rank's result equals the CPU sums")
     # --- check: end
