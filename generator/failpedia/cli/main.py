@@ -58,6 +58,12 @@ def _shard(value: str) -> tuple[int, int]:
     return int(index), int(count)
 
 
+def _rotation(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text!r}")
+    return int(text)
+
+
 def _jobs(text: str) -> int:
     try:
         value = int(text)
@@ -134,7 +140,25 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--since",
         metavar="GIT_REF",
-        help="only entries whose folder changed since GIT_REF or in the working tree",
+        help="only entries whose folder or record changed since GIT_REF or in the working "
+        "tree; with --changed, these are added to its plan",
+    )
+    verify.add_argument(
+        "--changed",
+        action="store_true",
+        help="only entries whose record in verification/ does not prove them as they are "
+        "now on this machine (no record; the reproducer's files or patterns, a pinned "
+        "package or the environment differ from the newest proof here), plus the day's "
+        "rotating share of the others (--rotation); the plan, each entry with its reason, "
+        "is printed first",
+    )
+    verify.add_argument(
+        "--rotation",
+        type=_rotation,
+        metavar="N",
+        help="with --changed: also prove one share in N of the other entries, a different "
+        "share each day (UTC), so each is proved at least once in N days (default: 7; 0: "
+        "none)",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON document")
     verify.add_argument(

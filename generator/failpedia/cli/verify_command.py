@@ -16,8 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,12 +25,22 @@ from typing import Any
 from failpedia.catalog.catalog import Catalog, CatalogEntry
 from failpedia.cli.project import catalog_for_entries, checked_catalog, project_settings
 from failpedia.verify import environment as machine
-from failpedia.verify import fingerprint, records, runner, sandbox
-from failpedia.verify.results import SKIPPED, VERDICTS, ModeResult, VerificationResult
+from failpedia.verify import fingerprint, records, runner, sandbox, selection
+from failpedia.verify.results import (
+    SKIPPED,
+    VERDICTS,
+    ModeResult,
+    VerificationResult,
+    load_record,
+    record_path,
+)
 
 
-def _changed_entries(root: Path, ref: str, entries: list[CatalogEntry]) -> list[CatalogEntry]:
-    """Entries whose folder holds a file changed since ``ref`` or in the working tree.
+def _changed_entries(
+    root: Path, ref: str, entries: list[CatalogEntry], record_dir: Path
+) -> list[CatalogEntry]:
+    """Entries whose folder holds a file changed since ``ref`` or in the working tree, or
+    whose record did: a record that changed makes a new claim of proof.
 
     Raises ValueError (bad usage) when git cannot answer.
     """
@@ -56,6 +66,7 @@ def _changed_entries(root: Path, ref: str, entries: list[CatalogEntry]) -> list[
         item
         for item in entries
         if any(path.is_relative_to(item.folder.resolve()) for path in changed)
+        or record_path(record_dir.resolve(), item.entry.id) in changed
     ]
 
 
@@ -144,10 +155,67 @@ def _summary_table(results: list[VerificationResult]) -> str:
     return "\n".join(lines)
 
 
-def in_shard(entry_id: str, index: int, count: int) -> bool:
-    """Whether an entry falls in share ``index`` of ``count`` (1-based). The share depends
-    on the id alone, so adding entries never moves the others between machines."""
-    return zlib.crc32(entry_id.encode()) % count == index - 1
+def _plan_changed(
+    items: list[CatalogEntry],
+    args: argparse.Namespace,
+    record_dir: Path,
+    environment: dict[str, Any],
+    changed_since: set[str] | None,
+) -> tuple[list[CatalogEntry], list[selection.Planned]]:
+    """``--changed``: the entries to prove, after the plan is printed (each with its reason)
+    on stderr; entries for a device this run does not use are left out."""
+    capabilities = machine.Capabilities.from_fingerprint(environment)
+    runnable = [
+        item
+        for item in items
+        if _device_filter(item, args.device) is None
+        and machine.missing_device(item, capabilities) is None
+    ]
+    since = [item for item in runnable if item.entry.id in (changed_since or set())]
+    records_here = {}
+    for item in runnable:
+        record, problem = load_record(record_dir, item.entry.id)
+        records_here[item.entry.id] = record
+        if problem is not None:
+            print(f"warning: {problem}", file=sys.stderr)
+    count = 7 if args.rotation is None else args.rotation
+    today = datetime.now(UTC).date()
+    rotation = (selection.rotation_share(today, count), count) if count else None
+    rest = [item for item in runnable if item not in since]
+    planned = [
+        selection.Planned(item, selection.CHANGED, f"changed since {args.since}") for item in since
+    ]
+    planned += selection.plan(rest, records_here, environment, rotation)
+    order = {item.entry.id: number for number, item in enumerate(items)}
+    planned.sort(key=lambda chosen: order[chosen.item.entry.id])
+    share = (
+        f"rotation: share {rotation[0]} of {count} for {today.isoformat()} (UTC), every "
+        f"entry at least once in {count} days"
+        if rotation
+        else "no rotation"
+    )
+    print(
+        f"failpedia verify --changed: proving {len(planned)} of {len(runnable)} entries ({share})",
+        file=sys.stderr,
+    )
+    width = max((len(chosen.reason) for chosen in planned), default=0)
+    for chosen in planned:
+        line = f"  {chosen.reason:<{width}}  {chosen.item.entry.id}: {chosen.detail}"
+        print(line, file=sys.stderr)
+    current = len(runnable) - len(planned)
+    print(
+        f"failpedia verify --changed: {current} left out, their records prove them as they "
+        "are here",
+        file=sys.stderr,
+    )
+    if len(items) > len(runnable):
+        print(
+            f"failpedia verify --changed: {len(items) - len(runnable)} left out, for a device "
+            "this run does not use",
+            file=sys.stderr,
+            flush=True,
+        )
+    return [chosen.item for chosen in planned], planned
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -157,8 +225,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     catalog = catalog_for_entries(settings, args.ids) if args.ids else checked_catalog(settings)
     if not isinstance(catalog, Catalog):
         return catalog
-    if args.ids and args.since:
-        print("failpedia verify: give entry ids or --since, not both", file=sys.stderr)
+    if args.ids and (args.since or args.changed):
+        print("failpedia verify: give entry ids, or --since/--changed, not both", file=sys.stderr)
+        return 2
+    if args.rotation is not None and not args.changed:
+        print("failpedia verify: --rotation goes with --changed", file=sys.stderr)
         return 2
     if args.ids:
         unknown = [entry_id for entry_id in args.ids if entry_id not in catalog.by_id]
@@ -169,14 +240,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if unknown:
             return 2
         selected = [item for item in catalog.entries if item.entry.id in set(args.ids)]
-    elif args.since:
+    else:
+        selected = list(catalog.entries)
+    # Entries changed since a git ref: the selection, or with --changed added to its plan.
+    changed_since = None
+    if args.since:
         try:
-            selected = _changed_entries(root, args.since, catalog.entries)
+            changed = _changed_entries(root, args.since, selected, settings.records_dir)
         except ValueError as error:
             print(f"failpedia verify: --since {args.since}: {error}", file=sys.stderr)
             return 2
-    else:
-        selected = list(catalog.entries)
+        changed_since = {item.entry.id for item in changed}
+        if not args.changed:
+            selected = changed
 
     # An entry documented from public reports has nothing to run.
     for item in selected:
@@ -188,7 +264,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
     selected = [item for item in selected if item.entry.reproducer is not None]
     if args.shard is not None:
-        selected = [item for item in selected if in_shard(item.entry.id, *args.shard)]
+        selected = [item for item in selected if selection.in_shard(item.entry.id, *args.shard)]
     containment = sandbox.detect(sys.executable)
     if selected and not containment.available and not args.unsafe_uncontained:
         print(
@@ -209,6 +285,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for name in machine.requirement_names(item.reproducer.requirements)
     }
     environment = fingerprint.gather(packages)
+    plan: list[selection.Planned] = []
+    if args.changed:
+        selected, plan = _plan_changed(
+            selected, args, settings.records_dir, environment, changed_since
+        )
     capabilities = machine.Capabilities.from_fingerprint(environment)
     record_dir = Path(args.records).resolve() if args.records else settings.records_dir
     total = len(selected)
@@ -293,11 +374,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     counts = _counts(results)
     if args.json:
-        document = {
+        document: dict[str, Any] = {
             "environment": environment,
             "results": [result.to_dict() for result in results],
             "counts": counts,
         }
+        if args.changed:
+            document["plan"] = [
+                {"entry": chosen.item.entry.id, "reason": chosen.reason, "detail": chosen.detail}
+                for chosen in plan
+            ]
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         if results:

@@ -44,7 +44,8 @@ def requirement_names(requirements: Iterable[str]) -> list[str]:
     return [requirement.split("==", 1)[0].strip() for requirement in requirements]
 
 
-def _same_version(installed: str, wanted: str) -> bool:
+def same_version(installed: str, wanted: str) -> bool:
+    """Whether two version strings name one release (``2.0`` and ``2.0.0`` do)."""
     if installed == wanted:
         return True
     try:
@@ -57,20 +58,28 @@ def _same_version(installed: str, wanted: str) -> bool:
         return False
 
 
-def skip_reason(item: CatalogEntry, capabilities: Capabilities) -> str | None:
-    """Why this machine cannot run the entry's reproducer, or None when it can."""
+def missing_device(item: CatalogEntry, capabilities: Capabilities) -> str | None:
+    """Why this machine lacks the device the entry's reproducer needs, or None."""
     reproducer = item.reproducer
     if reproducer.device == "cuda" and not capabilities.cuda:
         return "needs a GPU (device: cuda); torch.cuda.is_available() is false here"
     if reproducer.device == "multi-gpu" and (not capabilities.cuda or capabilities.gpu_count < 2):
         found = capabilities.gpu_count if capabilities.cuda else 0
         return f"needs 2 or more GPUs (device: multi-gpu); found {found}"
-    for requirement in reproducer.requirements:
+    return None
+
+
+def skip_reason(item: CatalogEntry, capabilities: Capabilities) -> str | None:
+    """Why this machine cannot run the entry's reproducer, or None when it can."""
+    missing = missing_device(item, capabilities)
+    if missing is not None:
+        return missing
+    for requirement in item.reproducer.requirements:
         name, _, wanted = requirement.partition("==")
         installed = capabilities.installed_version(name.strip())
         if installed is None:
             return f"requires {requirement}; {name} is not installed"
-        if not _same_version(installed, wanted.strip()):
+        if not same_version(installed, wanted.strip()):
             return f"requires {requirement}; {name} {installed} is installed"
     return None
 
