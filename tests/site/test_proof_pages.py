@@ -77,6 +77,35 @@ def test_gpu_proof_names_the_gpu(root: Path) -> None:
     assert "**[Proved on GPU NVIDIA H200](#proof)**" in _render(root)
 
 
+def test_a_gpu_proof_on_another_torch_than_the_text_names_says_both(root: Path) -> None:
+    """The entry's text speaks of torch 2.13 (as source-based wordings do), the GPU proof
+    ran torch 2.11 and a later CPU proof 2.13: the page names the GPU run's release in the
+    proof sentence, each run's release in the table and under the captured output."""
+    entry = root / "entries" / "widgets" / "widget-limit" / "entry.yaml"
+    text = entry.read_text(encoding="utf-8")
+    entry.write_text(
+        text.replace("emitted_by: every release", "emitted_by: widgetlib under torch 2.13.0"),
+        encoding="utf-8",
+    )
+    gpu_2_11 = {
+        **ENVIRONMENT_GPU,
+        "key": "cuda|NVIDIA H200|torch-2.11.0+cu130|py3.12|Linux",
+        "torch": "2.11.0+cu130",
+        "python": "3.12.3",
+    }
+    records = root / "verification"
+    update_record(records, _result("proved", "2026-12-04T11:51:00Z", "gpu output"), gpu_2_11)
+    update_record(
+        records, _result("proved", "2026-12-06T09:00:00Z", "cpu output"), ENVIRONMENT_2_13
+    )
+    page = _render(root)
+    assert "widgetlib under torch 2.13.0" in page
+    assert "Proved on GPU NVIDIA H200 with torch 2.11.0+cu130: `python repro.py` printed" in page
+    assert "| NVIDIA H200, Python 3.12.3, Linux | 2.11.0+cu130 | proved | 2026-12-04 |" in page
+    assert "| CPU, Python 3.11.7, Linux | 2.13.0+cpu | proved | 2026-12-06 |" in page
+    assert "Output of `python repro.py` (CPU, Python 3.11.7, Linux, torch 2.13.0+cpu):" in page
+
+
 def test_no_longer_reproducing_on_a_newer_torch_marks_the_entry_stale(root: Path) -> None:
     records = root / "verification"
     update_record(records, _result("proved", "2026-10-01T10:00:00Z"), ENVIRONMENT_2_12)

@@ -47,6 +47,9 @@ class Proof:
     excerpt: str | None = None
     excerpt_environment: str | None = None
     stale_reason: str | None = None
+    # The torch release of the run the status names (the GPU run for a GPU proof): the
+    # entry's text may speak of another release, and the page says which one was proved.
+    torch: str | None = None
 
     @property
     def proved_on_gpu(self) -> bool:
@@ -60,6 +63,13 @@ def _environment_label(environment: dict[str, Any]) -> str:
     if environment.get("os"):
         parts.append(str(environment["os"]).split("-")[0])
     return ", ".join(parts)
+
+
+def _run_label(environment: dict[str, Any]) -> str:
+    """Where one captured run happened, torch release included: the output shown under it
+    is that release's, whatever release the entry's text names."""
+    label = _environment_label(environment)
+    return f"{label}, torch {environment['torch']}" if environment.get("torch") else label
 
 
 def _seconds(result: dict[str, Any], mode: str) -> float | None:
@@ -118,19 +128,16 @@ def proof_for(record: dict[str, Any] | None, digest: str | None = None) -> Proof
     proof = Proof("not-proved", "Not yet proved", rows)
     if proved:
         best = max(proved, key=lambda item: str(item.get("started_at", "")))
-        gpu = next(
-            (
-                (item.get("environment") or {}).get("gpu_name")
-                for item in proved
-                if (item.get("environment") or {}).get("gpu_name")
-            ),
-            None,
-        )
+        on_gpu = [item for item in proved if (item.get("environment") or {}).get("gpu_name")]
+        named = max(on_gpu, key=lambda item: str(item.get("started_at", ""))) if on_gpu else best
+        named_environment = named.get("environment") or {}
+        gpu = named_environment.get("gpu_name")
         proof.status, proof.label = (
             ("proved-gpu", f"Proved on GPU {gpu}") if gpu else ("proved-cpu", "Proved on CPU")
         )
+        proof.torch = str(named_environment["torch"]) if named_environment.get("torch") else None
         proof.excerpt = best.get("output_excerpt") or None
-        proof.excerpt_environment = _environment_label(best.get("environment") or {})
+        proof.excerpt_environment = _run_label(best.get("environment") or {})
     if newer_failures:
         torch = (newer_failures[0].get("environment") or {}).get("torch")
         proof.status = "stale"
