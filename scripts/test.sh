@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Debian's Chromium and Node.js, bubblewrap to contain
 # the reproducers, torch CPU, the package with its test extras), then run the linter, the
-# formatter's check, the type checker, the entry checks, every CPU reproducer (contained)
-# and the whole test suite (browser and slow tests included).
+# formatter's check, the type checker, the entry checks, the CPU reproducers (contained;
+# those a change concerns and a daily share, or all with FAILPEDIA_PROVE=all) and the
+# whole test suite (browser and slow tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,21 @@ python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy
 failpedia validate
-# Prove every CPU reproducer both ways, contained; any verdict but proved fails the run,
-# and so does a machine where bubblewrap cannot contain them.
-failpedia verify --device cpu --jobs 2 --no-record --require-packages --require-containment
+# Prove CPU reproducers both ways, contained; any verdict but proved fails the run, and so
+# does a machine where bubblewrap cannot contain them. Which ones (the plan, printed with
+# each entry's reason): those whose committed record does not prove them as they are here
+# (a changed reproducer, pin or runner; no record), those changed since FAILPEDIA_BASE_REF
+# (a pull request's base), and the day's seventh of the rest, so each is proved at least
+# weekly. FAILPEDIA_PROVE=all (the weekly scheduled run) proves every one.
+selection=(--changed)
+base="${FAILPEDIA_BASE_REF:-}"
+if [ "${FAILPEDIA_PROVE:-changed}" = all ]; then
+  selection=()
+elif [ -n "$base" ] && git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
+  selection+=(--since "$base")
+elif [ -n "$base" ]; then
+  echo "scripts/test.sh: base $base is not a commit here: proving every CPU reproducer" >&2
+  selection=()
+fi
+failpedia verify "${selection[@]}" --device cpu --jobs 2 --no-record --require-packages --require-containment
 python3 -m pytest "$@"

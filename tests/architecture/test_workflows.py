@@ -479,3 +479,66 @@ def test_pull_requests_run_the_same_script_as_a_local_run() -> None:
     script = (REPO_ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
     for step in ("ruff check", "ruff format --check", "mypy", "failpedia validate", "pytest"):
         assert f"python3 -m {step}" in script or step in script, step
+
+
+def _ci_verify_arguments(tmp_path: Path, **env: str) -> tuple[list[str], str]:
+    """The arguments scripts/test.sh gives ``failpedia verify`` under ``env``, read by
+    running the script's lines from its choice of entries to its verify, with a stand-in
+    ``failpedia`` that prints them, in a git repository with one commit."""
+    script = (REPO_ROOT / "scripts" / "test.sh").read_text(encoding="utf-8").splitlines()
+    start = next(number for number, line in enumerate(script) if line.startswith("selection="))
+    end = next(number for number, line in enumerate(script) if line.startswith("failpedia verify"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "failpedia").write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
+    (bin_dir / "failpedia").chmod(0o755)
+    body = tmp_path / "choice.sh"
+    body.write_text("set -euo pipefail\n" + "\n".join(script[start : end + 1]) + "\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "base"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *command],
+            cwd=repo,
+            check=True,
+        )
+    done = subprocess.run(
+        ["bash", str(body)],
+        cwd=repo,
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines(), done.stderr
+
+
+def test_ci_proves_what_changed_and_a_scheduled_run_proves_every_entry(tmp_path: Path) -> None:
+    """A change proves the entries it concerns and the day's share (``--changed``, with
+    ``--since`` its base); the weekly schedule, and a run by hand, prove every entry."""
+    fixed = ["--device", "cpu", "--jobs", "2", "--no-record", "--require-packages"]
+    fixed += ["--require-containment"]
+    assert _ci_verify_arguments(tmp_path / "a")[0] == ["verify", "--changed", *fixed]
+    assert _ci_verify_arguments(tmp_path / "b", FAILPEDIA_BASE_REF="HEAD")[0] == [
+        "verify",
+        "--changed",
+        "--since",
+        "HEAD",
+        *fixed,
+    ]
+    assert _ci_verify_arguments(tmp_path / "c", FAILPEDIA_PROVE="all")[0] == ["verify", *fixed]
+    # A base this clone does not hold (a force-push) proves every entry, and says so.
+    arguments, said = _ci_verify_arguments(tmp_path / "d", FAILPEDIA_BASE_REF="0" * 40)
+    assert arguments == ["verify", *fixed]
+    assert "is not a commit here: proving every CPU reproducer" in said
+
+    workflow = load(WORKFLOWS_DIR / "checks.yml")
+    assert {"pull_request", "push", "schedule", "workflow_dispatch"} <= set(triggers(workflow))
+    (job,) = workflow["jobs"].values()
+    (step,) = steps_running(job, "bash scripts/test.sh")
+    prove = " ".join(step["env"]["FAILPEDIA_PROVE"].split())
+    assert prove == (
+        "${{ (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch') "
+        "&& 'all' || 'changed' }}"
+    )
+    assert "github.base_ref" in step["env"]["FAILPEDIA_BASE_REF"]

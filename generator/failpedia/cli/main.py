@@ -11,6 +11,9 @@ or no signature index is available; 130 interrupted.
 ``failpedia run``: the command's exit status (128 + n when signal n killed it, 127 when it
 was not found, 126 when it could not run); 2 for bad usage, before the command starts.
 
+``failpedia releases``: 0 when every signature's release range holds for the releases
+installed here; 1 when any does not (or the entries have problems).
+
 ``failpedia report``: 0 when the report was written; 2 when a log could not be read (the
 report covers the others) or no signature index is available.
 
@@ -58,20 +61,19 @@ def _shard(value: str) -> tuple[int, int]:
     return int(index), int(count)
 
 
-def _rotation(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text!r}")
-    return int(text)
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argument type: a whole number no smaller than ``minimum``."""
 
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}, not {text!r}")
+        return value
 
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
-    return value
+    return whole_number
 
 
 def _index_options(command: argparse.ArgumentParser) -> None:
@@ -117,6 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="only entries for this device (default: all)",
     )
     requirements.set_defaults(handler=_requirements)
+    releases = commands.add_parser(
+        "releases",
+        help="check the signatures' release ranges against the pinned releases installed here",
+    )
+    releases.add_argument(
+        "--list", action="store_true", help="print every range and why it holds or not"
+    )
+    releases.set_defaults(handler=_releases)
     schema = commands.add_parser("schema", help="write the JSON Schemas for entry files")
     schema.add_argument("--check", action="store_true", help="fail if the files are stale")
     schema.set_defaults(handler=_schema)
@@ -135,30 +145,25 @@ def build_parser() -> argparse.ArgumentParser:
         "run (default)",
     )
     verify.add_argument(
-        "--jobs", type=_jobs, default=1, metavar="N", help="entries run in parallel (default: 1)"
+        "--jobs", type=_at_least(1), default=1, metavar="N", help="entries run at once (default: 1)"
     )
     verify.add_argument(
         "--since",
         metavar="GIT_REF",
         help="only entries whose folder or record changed since GIT_REF or in the working "
-        "tree; with --changed, these are added to its plan",
+        "tree (with --changed: added to its plan)",
     )
     verify.add_argument(
         "--changed",
         action="store_true",
-        help="only entries whose record in verification/ does not prove them as they are "
-        "now on this machine (no record; the reproducer's files or patterns, a pinned "
-        "package or the environment differ from the newest proof here), plus the day's "
-        "rotating share of the others (--rotation); the plan, each entry with its reason, "
-        "is printed first",
+        help="only entries their record does not prove as they are here (none; reproducer, "
+        "pin or environment changed) and the day's share of the rest; prints why first",
     )
     verify.add_argument(
         "--rotation",
-        type=_rotation,
+        type=_at_least(0),
         metavar="N",
-        help="with --changed: also prove one share in N of the other entries, a different "
-        "share each day (UTC), so each is proved at least once in N days (default: 7; 0: "
-        "none)",
+        help="with --changed: a share of 1/N a day, each in turn (default: 7; 0: none)",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON document")
     verify.add_argument(
@@ -377,6 +382,12 @@ def _requirements(args: argparse.Namespace) -> int:
     from failpedia.cli.catalog_commands import cmd_requirements
 
     return cmd_requirements(args)
+
+
+def _releases(args: argparse.Namespace) -> int:
+    from failpedia.cli.releases_command import cmd_releases
+
+    return cmd_releases(args)
 
 
 def _schema(args: argparse.Namespace) -> int:
