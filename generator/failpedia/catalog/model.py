@@ -83,6 +83,37 @@ class Sighting:
     )
 
 
+# A release as packages number them: ``2.13``, ``0.50.2`` (no pre-release or local part).
+RELEASE_PATTERN = r"^[0-9]+(\.[0-9]+){0,3}$"
+
+
+@dataclass(kw_only=True)
+class ReleaseRange:
+    """The releases of one package that emit a wording, in a form a test checks against the
+    release the catalog installs, so that a new pin cannot leave the claim wrong unseen."""
+
+    package: str = spec(
+        "The package that prints the wording, as pip names it (`torch`, `transformers`).",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )
+    first: str = spec("The first release known to emit it, e.g. `1.7`.", pattern=RELEASE_PATTERN)
+    last: str | None = spec(
+        "The last release that emits it (`2.13` covers every 2.13.x). Left out while the "
+        "release the catalog installs still emits it: the claim reads `<first> and later`.",
+        default=None,
+        pattern=RELEASE_PATTERN,
+    )
+    source_text: str | None = spec(
+        "A piece of the message exactly as the package's installed files hold it (a string "
+        "of its Python source or of its compiled library) that only this wording has. The "
+        "test looks for it in the release the catalog installs; needed where no "
+        "verification record under that release shows the wording, and wherever the "
+        "claim says that release does not emit it.",
+        default=None,
+        verbatim=True,
+    )
+
+
 @dataclass(kw_only=True)
 class Signature:
     """A message exactly as a framework emits it, and the pattern that finds it in logs."""
@@ -105,6 +136,12 @@ class Signature:
         "`torch/_dynamo/convert_frame.py, torch 2.13.0`."
     )
     emitted_by: str = spec("The releases that emit this wording, e.g. `torch >= 2.7`.")
+    releases: list[ReleaseRange] = spec(
+        "The releases named in `emitted_by`, one range per package, for each package the "
+        "catalog installs whose release decides the wording; a test checks each against "
+        "the installed release.",
+        default=[],
+    )
     seen_in: list[Sighting] = spec(
         "Real occurrences of the message, each from another public thread: at least two, or "
         "a `seen_in_note` that says what was searched and why fewer were found.",
