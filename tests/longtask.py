@@ -17,5 +17,5 @@ new PerformanceObserver(function (list) {
 LONGEST_TASK_BOUND_MS = 2000
 
 
-def longest_task_ms(page) -> float:  # noqa: ANN001
+def longest_task_ms(page) -> float:
     return float(page.evaluate("window.failpediaLongestTask"))

@@ -67,7 +67,7 @@ def mkdocs_build(project: Path, site_dir: Path, *extra: str) -> subprocess.Compl
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -18,7 +18,7 @@ RESULTS = REPO / "benchmarks" / "results" / "coverage.json"
 pytestmark = pytest.mark.slow
 
 
-def _coverage_module():  # noqa: ANN202
+def _coverage_module():
     spec = importlib.util.spec_from_file_location("coverage_benchmark", SCRIPT)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

@@ -24,7 +24,7 @@ DONE = "#failpedia-diagnose[data-fp-state=done]"
 
 
 @pytest.fixture
-def log_page(browser, site_url):  # noqa: ANN001, ANN201
+def log_page(browser, site_url):
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -35,13 +35,13 @@ def log_page(browser, site_url):  # noqa: ANN001, ANN201
     assert errors == []
 
 
-def _drop(page, *paths: Path) -> dict:  # noqa: ANN001
+def _drop(page, *paths: Path) -> dict:
     page.set_input_files("#failpedia-diagnose input[type=file]", [str(path) for path in paths])
     page.wait_for_selector(DONE, timeout=120_000)
     return page.evaluate("window.failpediaDiagnosis")
 
 
-def _paste(page, text: str) -> dict:  # noqa: ANN001
+def _paste(page, text: str) -> dict:
     page.fill("#failpedia-diagnose textarea", text)
     page.click("[data-fp-run]")
     page.wait_for_selector(DONE, timeout=120_000)
@@ -52,7 +52,7 @@ def _paste(page, text: str) -> dict:  # noqa: ANN001
 def test_page_and_cli_report_the_same_findings_in_the_same_order(
     log_page,
     log: Path,
-    tmp_path: Path,  # noqa: ANN001
+    tmp_path: Path,
 ) -> None:
     cli = diagnose_json(str(log))
     dropped = _drop(log_page, log)
@@ -73,7 +73,7 @@ def test_page_and_cli_report_the_same_findings_in_the_same_order(
 
 @pytest.mark.parametrize("year", [2024, 2023])
 def test_page_keeps_counts_and_the_true_first_past_the_listed_locations(
-    log_page,  # noqa: ANN001
+    log_page,
     tmp_path: Path,
     year: int,
 ) -> None:
@@ -85,7 +85,7 @@ def test_page_keeps_counts_and_the_true_first_past_the_listed_locations(
         assert mine["locations"] == [item | {"file": "pasted log"} for item in theirs["locations"]]
 
 
-def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:  # noqa: ANN001
+def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:
     log = next(path for path in corpus_logs() if path.name == "ddp-dataloader-oom.log")
     _paste(log_page, log.read_text())
     first = log_page.locator(".fp-finding").first
@@ -96,7 +96,7 @@ def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:  # 
     assert "ranks 2-3" in first.inner_text()
 
 
-def test_log_text_is_never_interpreted_as_html(log_page) -> None:  # noqa: ANN001
+def test_log_text_is_never_interpreted_as_html(log_page) -> None:
     dialogs: list[str] = []
     log_page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     hostile = (
@@ -114,7 +114,7 @@ def test_log_text_is_never_interpreted_as_html(log_page) -> None:  # noqa: ANN00
     assert dialogs == []
 
 
-def test_the_log_never_leaves_the_browser(browser, site_url) -> None:  # noqa: ANN001
+def test_the_log_never_leaves_the_browser(browser, site_url) -> None:
     page = browser.new_page()
     sent: list[str] = []
     page.on(
@@ -135,7 +135,7 @@ def test_the_log_never_leaves_the_browser(browser, site_url) -> None:  # noqa: A
     assert all(request.startswith(site_url) for request in sent)
 
 
-def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) -> None:
     log = tmp_path / "big.log"
     bar = "[default1]: 12%|#2        | 120/1000 [00:12<01:28,  9.95it/s]\r" * 20 + "\n"
     chunk = (
@@ -163,7 +163,7 @@ def test_a_200_mb_file_is_matched_off_the_main_thread(log_page, tmp_path: Path) 
 
 
 def test_the_page_takes_its_rules_and_limits_from_the_index(
-    browser,  # noqa: ANN001
+    browser,
     built_site: Path,
     tmp_path: Path,
 ) -> None:
@@ -214,7 +214,7 @@ def _indexed_entry(entry_id: str, canonical: str, literal: str) -> dict:
 
 
 def test_non_bmp_patterns_match_as_in_python_and_a_broken_one_skips_alone(
-    log_page,  # noqa: ANN001
+    log_page,
     built_site: Path,
     tmp_path: Path,
 ) -> None:
@@ -254,7 +254,7 @@ def test_non_bmp_patterns_match_as_in_python_and_a_broken_one_skips_alone(
 
 
 @pytest.fixture
-def watched_page(browser, site_url):  # noqa: ANN001, ANN201
+def watched_page(browser, site_url):
     """The log page, with the clipboard allowed and its longest main-thread task recorded."""
     context = browser.new_context()
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url.rstrip("/"))
@@ -270,7 +270,7 @@ def watched_page(browser, site_url):  # noqa: ANN001, ANN201
 
 
 def test_a_huge_paste_goes_to_the_file_picker_and_the_page_stays_responsive(
-    watched_page,  # noqa: ANN001
+    watched_page,
     tmp_path: Path,
 ) -> None:
     """A 32 MB log pasted from the clipboard is not laid out in the box (that froze the page
@@ -290,7 +290,7 @@ def test_a_huge_paste_goes_to_the_file_picker_and_the_page_stays_responsive(
 
 
 def test_a_gigabyte_line_in_a_gzip_file_is_read_in_pieces(
-    watched_page,  # noqa: ANN001
+    watched_page,
     tmp_path: Path,
 ) -> None:
     """A gzip log whose second line is 1 GiB long (a progress bar redrawn with carriage

@@ -27,7 +27,7 @@ ELSEWHERE = "The initiating failure is not in {}; look at the other ranks' logs.
 
 
 @pytest.fixture
-def open_page(browser, site_url: str) -> Iterator[Callable[..., Any]]:  # noqa: ANN001
+def open_page(browser, site_url: str) -> Iterator[Callable[..., Any]]:
     """Opens the log page at a given viewport; no page may raise an error."""
     pages: list[Any] = []
     errors: list[str] = []
@@ -83,7 +83,7 @@ def _as_text(markdown: str) -> str:
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES, ids=["laptop", "phone"])
-def test_nothing_is_wider_than_the_screen(open_page, width: int, height: int) -> None:  # noqa: ANN001
+def test_nothing_is_wider_than_the_screen(open_page, width: int, height: int) -> None:
     """A log with a 2,000-character line: the box and the excerpt scroll sideways in
     themselves, the page never does; the box is an editor's, as wide as the text."""
     page = open_page(width, height)
@@ -124,7 +124,7 @@ def test_nothing_is_wider_than_the_screen(open_page, width: int, height: int) ->
 
 
 def test_findings_are_cards_with_the_quick_answer_and_a_link_to_the_fix(
-    open_page,  # noqa: ANN001
+    open_page,
     built_site: Path,
     site_url: str,
 ) -> None:
@@ -149,7 +149,7 @@ def test_findings_are_cards_with_the_quick_answer_and_a_link_to_the_fix(
     assert page.locator("#fix").count() == 1
 
 
-def test_a_time_without_a_year_is_shown_as_written(open_page, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_time_without_a_year_is_shown_as_written(open_page, tmp_path: Path) -> None:
     """glog's times carry no year: the page shows them as the log wrote them, never in 1970
     nor in a year taken from another line, as the command line does."""
     page = open_page()
@@ -179,7 +179,7 @@ def test_a_time_without_a_year_is_shown_as_written(open_page, tmp_path: Path) ->
     assert "1970" not in text and "2023-09-02" not in text
 
 
-def test_first_at_is_the_earliest_match(open_page, tmp_path: Path) -> None:  # noqa: ANN001
+def test_first_at_is_the_earliest_match(open_page, tmp_path: Path) -> None:
     """The traceback's line without a time, before the logger's repeats with times; across
     the logs of several ranks, the earliest time: where the command line says."""
     page = open_page()
@@ -207,7 +207,7 @@ def test_first_at_is_the_earliest_match(open_page, tmp_path: Path) -> None:  # n
     assert where == "First at rank1.log:2, rank 1, 2024-06-11T03:00:04Z"
 
 
-def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(open_page) -> None:  # noqa: ANN001
+def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(open_page) -> None:
     page = open_page()
     _paste(page, downstream_only_log())
     summary = page.locator(".fp-summary").inner_text()
@@ -225,7 +225,7 @@ def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(open_page) 
 
 
 def test_an_unmatched_log_shows_the_nearest_entries_as_not_matches(
-    open_page,  # noqa: ANN001
+    open_page,
     site_url: str,
     tmp_path: Path,
 ) -> None:

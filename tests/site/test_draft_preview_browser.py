@@ -71,7 +71,7 @@ def test_a_folder_whose_name_is_not_an_id_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_preview_shows_drafts_titles_and_folder_names_as_text(
-    browser,  # noqa: ANN001
+    browser,
     tmp_path: Path,
 ) -> None:
     project = _project(tmp_path)

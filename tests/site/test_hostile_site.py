@@ -170,12 +170,12 @@ MARKS = """[
 ]"""
 
 
-def _watch(page, requests: list[str], dialogs: list[str]) -> None:  # noqa: ANN001
+def _watch(page, requests: list[str], dialogs: list[str]) -> None:
     page.on("request", lambda request: requests.append(request.url))
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
 
 
-def test_no_page_runs_a_script_or_reaches_outside(browser, hostile_site, hostile_url) -> None:  # noqa: ANN001
+def test_no_page_runs_a_script_or_reaches_outside(browser, hostile_site, hostile_url) -> None:
     context = browser.new_context()
     page = context.new_page()
     requests: list[str] = []
@@ -199,7 +199,7 @@ def test_no_page_runs_a_script_or_reaches_outside(browser, hostile_site, hostile
     assert outside == []
 
 
-def test_search_shows_hostile_text_as_text(browser, hostile_url) -> None:  # noqa: ANN001
+def test_search_shows_hostile_text_as_text(browser, hostile_url) -> None:
     page = browser.new_page()
     requests: list[str] = []
     dialogs: list[str] = []
@@ -219,7 +219,7 @@ def test_search_shows_hostile_text_as_text(browser, hostile_url) -> None:  # noq
     assert dialogs == []
 
 
-def test_log_page_shows_hostile_titles_as_text(browser, hostile_url) -> None:  # noqa: ANN001
+def test_log_page_shows_hostile_titles_as_text(browser, hostile_url) -> None:
     page = browser.new_page()
     requests: list[str] = []
     dialogs: list[str] = []

@@ -33,7 +33,7 @@ def fields_of(href: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def watched_page(browser, site_url):  # noqa: ANN001, ANN201
+def watched_page(browser, site_url):
     """A page, the requests it makes, and the script errors it raises."""
     page = browser.new_page()
     requests: list[str] = []
@@ -55,7 +55,7 @@ def _paste(page: Any, site_url: str, text: str) -> None:
     page.wait_for_selector(DONE, timeout=120_000)
 
 
-def test_no_known_failure_offers_a_prefilled_redacted_issue(watched_page, site_url) -> None:  # noqa: ANN001
+def test_no_known_failure_offers_a_prefilled_redacted_issue(watched_page, site_url) -> None:
     page, _ = watched_page
     log = (
         "step 10 loss 2.1\n"
@@ -80,14 +80,14 @@ def test_no_known_failure_offers_a_prefilled_redacted_issue(watched_page, site_u
     assert "HF_TOKEN=<redacted>" in report
 
 
-def test_a_known_failure_offers_no_new_issue(watched_page, site_url) -> None:  # noqa: ANN001
+def test_a_known_failure_offers_no_new_issue(watched_page, site_url) -> None:
     page, _ = watched_page
     _paste(page, site_url, "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)")
     assert page.locator(".fp-finding").count() == 1
     assert page.locator("a.fp-report-link").count() == 0
 
 
-def test_the_link_stays_short_enough_for_github(watched_page, site_url) -> None:  # noqa: ANN001
+def test_the_link_stays_short_enough_for_github(watched_page, site_url) -> None:
     page, _ = watched_page
     long_errors = "".join(
         f"ERROR worker {number} ```` failed: " + "x" * 3000 + "\n" for number in range(40)
@@ -102,7 +102,7 @@ def test_the_link_stays_short_enough_for_github(watched_page, site_url) -> None:
     assert fences and all(len(fence.removesuffix("text")) > 4 for fence in fences)
 
 
-def test_entry_page_links_to_the_entry_wrong_form(watched_page, site_url) -> None:  # noqa: ANN001
+def test_entry_page_links_to_the_entry_wrong_form(watched_page, site_url) -> None:
     page, _ = watched_page
     page.goto(site_url + "data/dataloader-worker-killed-by-signal/")
     links = page.locator("a[href*='template=entry-wrong.yml']")

@@ -74,7 +74,7 @@ def test_evidence_addresses_are_link_text_as_they_are(literal_site: Path) -> Non
     assert shown == [html.escape(url.split("://", 1)[1], quote=False) for url in REPORT_URLS]
 
 
-def test_search_highlighting_leaves_escaped_brackets_whole(browser, literal_url: str) -> None:  # noqa: ANN001
+def test_search_highlighting_leaves_escaped_brackets_whole(browser, literal_url: str) -> None:
     page = browser.new_page()
     page.goto(literal_url, wait_until="load")
     page.click("input[data-md-component=search-query]")

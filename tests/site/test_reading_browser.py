@@ -29,7 +29,7 @@ SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 
 
 @pytest.fixture(scope="module", params=list(SIZES))
-def page(request, browser):  # noqa: ANN001, ANN201
+def page(request, browser):
     width, height = SIZES[request.param]
     page = browser.new_page(viewport={"width": width, "height": height})
     page.size_name = request.param  # type: ignore[attr-defined]
@@ -37,13 +37,13 @@ def page(request, browser):  # noqa: ANN001, ANN201
     page.close()
 
 
-def _open(page, site_url: str, path: str) -> None:  # noqa: ANN001
+def _open(page, site_url: str, path: str) -> None:
     page.goto(f"{site_url}/{path}")
     page.wait_for_load_state("load")
 
 
 @pytest.mark.parametrize("kind", list(PAGES))
-def test_no_page_is_wider_than_the_screen(page, site_url: str, kind: str) -> None:  # noqa: ANN001
+def test_no_page_is_wider_than_the_screen(page, site_url: str, kind: str) -> None:
     _open(page, site_url, PAGES[kind])
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{kind}-{page.size_name}.png"))
@@ -51,7 +51,7 @@ def test_no_page_is_wider_than_the_screen(page, site_url: str, kind: str) -> Non
     assert page.evaluate("document.documentElement.scrollWidth") <= width, kind
 
 
-def test_the_fix_is_on_the_first_screens_of_an_entry_page(page, site_url: str) -> None:  # noqa: ANN001
+def test_the_fix_is_on_the_first_screens_of_an_entry_page(page, site_url: str) -> None:
     """The fix starts within a screen and a half: the quick answer and the identifying
     lines of the messages are all that come before it."""
     for path in (PAGES["entry"], PAGES["entry-long-traceback"]):
@@ -60,7 +60,7 @@ def test_the_fix_is_on_the_first_screens_of_an_entry_page(page, site_url: str) -
         assert top <= 1.5 * page.viewport_size["height"], (path, top)
 
 
-def test_an_entry_page_shows_its_reproducer(page, site_url: str) -> None:  # noqa: ANN001
+def test_an_entry_page_shows_its_reproducer(page, site_url: str) -> None:
     _open(page, site_url, PAGES["entry"])
     summary = page.locator("details summary", has_text="repro.py: the whole script")
     assert summary.count() == 1
@@ -70,13 +70,13 @@ def test_an_entry_page_shows_its_reproducer(page, site_url: str) -> None:  # noq
     assert code.strip() == script.strip()
 
 
-def _dark_background(page) -> bool:  # noqa: ANN001
+def _dark_background(page) -> bool:
     colour = page.evaluate("getComputedStyle(document.body).backgroundColor")
     channels = [int(part) for part in colour[colour.index("(") + 1 : -1].split(",")[:3]]
     return sum(channels) < 3 * 96
 
 
-def test_pages_follow_the_systems_dark_mode(browser, site_url: str) -> None:  # noqa: ANN001
+def test_pages_follow_the_systems_dark_mode(browser, site_url: str) -> None:
     for scheme, dark in (("light", False), ("dark", True)):
         context = browser.new_context(color_scheme=scheme)
         page = context.new_page()
@@ -85,7 +85,7 @@ def test_pages_follow_the_systems_dark_mode(browser, site_url: str) -> None:  # 
         context.close()
 
 
-def test_home_offers_search_and_the_log_page_on_every_size(page, site_url: str) -> None:  # noqa: ANN001
+def test_home_offers_search_and_the_log_page_on_every_size(page, site_url: str) -> None:
     _open(page, site_url, PAGES["home"])
     search = page.locator("article input[type=search], article .fp-search input")
     assert search.count() >= 1 and search.first.is_visible()
@@ -93,7 +93,7 @@ def test_home_offers_search_and_the_log_page_on_every_size(page, site_url: str) 
     assert log_link.count() >= 1 and log_link.first.is_visible()
 
 
-def test_the_404_page_has_search_and_the_log_page(page, built_site: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_404_page_has_search_and_the_log_page(page, built_site: Path, tmp_path: Path) -> None:
     """Served where the host serves it, under the site's path (its links and styles are
     absolute there, since it answers for any missing address)."""
     base = urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
@@ -124,7 +124,7 @@ def test_no_published_file_holds_a_build_machine_path(built_site: Path) -> None:
     assert not leaks, leaks[:10]
 
 
-def test_the_home_search_box_searches(page, site_url: str) -> None:  # noqa: ANN001
+def test_the_home_search_box_searches(page, site_url: str) -> None:
     _open(page, site_url, PAGES["home"])
     entry = yaml.safe_load((REPO / "entries" / "cuda" / "cuda-oom" / "entry.yaml").read_text())
     page.locator(".fp-search-input").fill(entry["signatures"][0]["text"].splitlines()[0])

@@ -19,7 +19,7 @@ FIRST_RESULT = ".md-search-result a.md-search-result__link"
 
 
 @pytest.fixture(scope="module")
-def loaded_page(browser, site_url):  # noqa: ANN001, ANN201
+def loaded_page(browser, site_url):
     """One page for the module: the search worker builds its index once."""
     context = browser.new_context()
     page = context.new_page()
@@ -33,7 +33,7 @@ def loaded_page(browser, site_url):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def search_page(loaded_page):  # noqa: ANN001, ANN201
+def search_page(loaded_page):
     """The search box, focused and empty, with no results left from an earlier query."""
     box = "input[data-md-component=search-query]"
     loaded_page.fill(box, "")
@@ -74,7 +74,7 @@ OWNER_FIRST = """([selector, expected, causes]) => {
 }"""
 
 
-def _owner_first(page, expected: str) -> tuple[bool, str]:  # noqa: ANN001
+def _owner_first(page, expected: str) -> tuple[bool, str]:
     """Wait until the expected page is first (or after only its causes), or give up;
     whether it is, and the first result."""
     arg = [FIRST_RESULT, expected, _causes(expected)]
@@ -88,21 +88,21 @@ def _owner_first(page, expected: str) -> tuple[bool, str]:  # noqa: ANN001
 @pytest.mark.parametrize(
     ("url", "label", "query"), TYPED_CASES, ids=[case[1] for case in TYPED_CASES]
 )
-def test_typed_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:  # noqa: ANN001
+def test_typed_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:
     search_page.keyboard.type(query)
     found, first = _owner_first(search_page, url)
     assert found, f"{query!r}: first result {first}"
 
 
 @pytest.mark.parametrize(("url", "label", "query"), CASES, ids=[case[1] for case in CASES])
-def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:  # noqa: ANN001
+def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:
     # insert_text delivers text the way a mouse paste does: an input event and no key events.
     search_page.keyboard.insert_text(query)
     found, first = _owner_first(search_page, url)
     assert found, f"{query!r}: first result {first}"
 
 
-def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
+def test_search_needs_the_query_cleaning(search_page) -> None:
     """The page strips lunr query syntax (field colons, presence, boost, fuzz, wildcards)."""
     cleaned = search_page.evaluate(
         "window.failpediaCleanQuery('RuntimeError: Error(s) +xx -yy ^2 ab~1 cd* (8) "
@@ -111,7 +111,7 @@ def test_search_needs_the_query_cleaning(search_page) -> None:  # noqa: ANN001
     assert cleaned == "RuntimeError Error xx yy ab cd torch _dynamo exc 2.00"
 
 
-def test_search_drops_absolute_paths(search_page) -> None:  # noqa: ANN001
+def test_search_drops_absolute_paths(search_page) -> None:
     """Paths of the machine that printed a message are no words to search for."""
     cleaned = search_page.evaluate(
         'window.failpediaCleanQuery("RuntimeError: [/__w/pytorch/third_party/gloo/pair.cc:553] '
@@ -120,7 +120,7 @@ def test_search_drops_absolute_paths(search_page) -> None:  # noqa: ANN001
     assert cleaned == "RuntimeError 553 Connection closed File line"
 
 
-def test_a_huge_pasted_query_keeps_the_page_responsive(browser, site_url) -> None:  # noqa: ANN001
+def test_a_huge_pasted_query_keeps_the_page_responsive(browser, site_url) -> None:
     """850 KB of log pasted into the search box (its words were each marked or listed as
     missing in every result, which blocked the page for over a minute): the search
     answers and the main thread is never busy for long."""

@@ -134,7 +134,7 @@ async (queries) => {
 
 
 @pytest.fixture
-def search_page(browser, site_url):  # noqa: ANN001, ANN201
+def search_page(browser, site_url):
     """A loaded page with the search box focused: its full-text index built and the
     signature matcher started, as for a reader who clicked the box and then pastes."""
     context = browser.new_context()
@@ -177,7 +177,7 @@ def test_variants_change_what_runs_change() -> None:
     ]
 
 
-def test_owner_is_the_first_result_for_real_and_varied_messages(search_page) -> None:  # noqa: ANN001
+def test_owner_is_the_first_result_for_real_and_varied_messages(search_page) -> None:
     cases = _all_cases()
     firsts = search_page.evaluate(FIRST_RESULTS, [query for _, _, query in cases])
     misses = [
@@ -196,7 +196,7 @@ def test_owner_is_the_first_result_for_real_and_varied_messages(search_page) -> 
     assert rate >= OWNER_FIRST_GOAL
 
 
-def _search(page, query: str) -> None:  # noqa: ANN001
+def _search(page, query: str) -> None:
     """Paste ``query`` into the box and wait until both the matcher's entries and the
     full-text results for it are on the page."""
     page.fill(BOX, "")
@@ -217,7 +217,7 @@ def _case(entry_id: str, contains: str) -> tuple[str, str]:
     raise AssertionError(f"{entry_id} has no signature line with {contains!r}")
 
 
-def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page) -> None:  # noqa: ANN001
+def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page) -> None:
     """Entry titles and query text are put on the page as text, never as HTML."""
     url, line = _case("load-state-dict-size-mismatch", "size mismatch for")
     prefix = '<img src=x onerror="window.injected=1"><b id=injected>bold</b> '
@@ -236,7 +236,7 @@ def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page
     assert search_page.evaluate("window.injected") is None
 
 
-def test_results_show_no_tag_pills(search_page) -> None:  # noqa: ANN001
+def test_results_show_no_tag_pills(search_page) -> None:
     """Entry pages' tags (their messages) are in the results but not shown."""
     _search(search_page, "leaf Variable in-place operation")
     search_page.wait_for_selector(".md-search-result__list > li")
@@ -245,7 +245,7 @@ def test_results_show_no_tag_pills(search_page) -> None:  # noqa: ANN001
     assert not any(tag.is_visible() for tag in tags.all())
 
 
-def test_count_tells_entries_and_pages(search_page) -> None:  # noqa: ANN001
+def test_count_tells_entries_and_pages(search_page) -> None:
     """The count says how many entries match and how many other pages mention the words,
     and the page lists that many."""
     _, line = _case("autograd-leaf-inplace", "a leaf Variable")
@@ -268,7 +268,7 @@ def test_count_tells_entries_and_pages(search_page) -> None:  # noqa: ANN001
     assert search_page.locator("[data-fp-search-owners] > li").count() == 0
 
 
-def test_enter_opens_the_matched_entry(search_page) -> None:  # noqa: ANN001
+def test_enter_opens_the_matched_entry(search_page) -> None:
     url, line = _case("autograd-leaf-inplace", "a view of a leaf Variable")
     _search(search_page, TIME_PREFIX + line)
     search_page.keyboard.press("Enter")

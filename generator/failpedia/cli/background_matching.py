@@ -382,7 +382,7 @@ def _match(make_live: Callable[[], LiveDiagnosis], folder: Path, result: int, pa
 def _open_segment(path: Path) -> io.FileIO | None:
     """The segment, or None where the parent has removed the spool (it could not write it)."""
     try:
-        return open(path, "rb", buffering=0)  # noqa: SIM115 - closed as each segment ends
+        return open(path, "rb", buffering=0)  # closed as each segment ends
     except FileNotFoundError:
         return None
 
