@@ -216,9 +216,7 @@ def diagnosis_text(diagnosis: Diagnosis, quick_answer: bool = True) -> str:
         )
     else:
         out.append(f"No known failure in {scanned}.")
-    for number, finding in enumerate(diagnosis.findings, start=1):
-        out.append("")
-        out.extend(_finding_text(number, finding, quick_answer))
+    out.extend(_findings_text(diagnosis, quick_answer))
     out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
 
@@ -273,11 +271,34 @@ def run_text(diagnosis: Diagnosis, outcome: str) -> str:
     else:
         lines = f"{total_lines:,} line{'s' * (total_lines != 1)}"
         out = [f"failpedia: no known failure in the output ({lines}; {outcome})."]
-    for number, finding in enumerate(diagnosis.findings, start=1):
-        out.append("")
-        out.extend(_finding_text(number, finding, quick_answer=True))
+    out.extend(_findings_text(diagnosis, quick_answer=True))
     out.extend(_error_lines_text(diagnosis))
     return "\n".join(visible(line) for line in out)
+
+
+def exception_text(diagnosis: Diagnosis, subject: str) -> str:
+    """What ``failpedia.hook``, the notebook extension and the trainer callbacks print under
+    a traceback (``subject`` names what was read: "this exception"): every finding as
+    ``failpedia run`` prints it, with its entry's quick answer; empty when none matched,
+    so an unknown exception gets nothing added under it."""
+    count = len(diagnosis.findings)
+    if not count:
+        return ""
+    out = [
+        f"failpedia: {count} known failure{'s' * (count != 1)} in {subject}; "
+        + starter(diagnosis, subject)
+    ]
+    out.extend(_findings_text(diagnosis, quick_answer=True))
+    return "\n".join(visible(line) for line in out)
+
+
+def _findings_text(diagnosis: Diagnosis, quick_answer: bool) -> list[str]:
+    """Every finding, numbered, each after a blank line."""
+    out: list[str] = []
+    for number, finding in enumerate(diagnosis.findings, start=1):
+        out.append("")
+        out.extend(_finding_text(number, finding, quick_answer))
+    return out
 
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")

@@ -1,0 +1,12 @@
+"""Diagnosis in the process itself: the hooks that print the catalog's entries under a
+traceback (``sys.excepthook``, ``threading.excepthook``, with the warnings recorded before
+it), the IPython extension (``%load_ext failpedia``) and the callbacks for the Hugging Face
+``Trainer`` and Lightning. Each changes nothing of the traceback, the exception or the exit
+status, and never raises itself.
+
+May import: ``failpedia.diagnose``, ``failpedia.signatures``, and of ``failpedia.cli`` only
+``index_source`` (where ``diagnose`` finds the index: the package's, or the checkout's
+entries compiled, which loads the catalog). ``excepthook`` imports nothing but the
+standard library when it is imported: the matcher is loaded when an exception ends a
+script or a cell, never before.
+"""
