@@ -96,6 +96,37 @@ def write_entry_data(root: Path, entry: str, data: dict[str, Any]) -> str:
     return text
 
 
+REGISTRY = "entries/retired.yaml"
+# Retired ids for the mini fixture (``entries/retired.yaml``): widget-limit under an earlier
+# id, and a gadget merged into widget-jam.
+RENAMED = {
+    "id": "widget-overflow",
+    "category": "widgets",
+    "into": "widget-limit",
+    "reason": "renamed",
+    "date": "'2026-11-02'",
+}
+MERGED = {
+    "id": "gadget-stall",
+    "category": "gadgets",
+    "into": "widget-jam",
+    "reason": "merged",
+    "date": "'2026-11-20'",
+}
+
+
+def write_registry(root: Path, *items: dict[str, str]) -> str:
+    """Write ``entries/retired.yaml`` holding ``items``; return its text."""
+    lines = ["# yaml-language-server: $schema=retired.schema.json", "retired:"]
+    for item in items:
+        first, *rest = item.items()
+        lines.append(f"  - {first[0]}: {first[1]}")
+        lines.extend(f"    {key}: {value}" for key, value in rest)
+    text = "\n".join(lines if items else [*lines[:1], "retired: []"]) + "\n"
+    (root / REGISTRY).write_text(text, encoding="utf-8")
+    return text
+
+
 def read_entry(root: Path, entry: str) -> str:
     return entry_file(root, entry).read_text(encoding="utf-8")
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from failpedia.catalog.model import INVERSE_RELATION, Category, Entry, Reproducer
+from failpedia.catalog.retired import Retirement
 from failpedia.signatures.dialect import CompiledPattern
 
 RELATION_ORDER = ("caused-by", "causes", "confused-with", "see-also")
@@ -71,8 +73,15 @@ class Link:
 class Catalog:
     """Entries indexed by id and category, with relations resolved in both directions."""
 
-    def __init__(self, categories: list[Category], entries: list[CatalogEntry]) -> None:
+    def __init__(
+        self,
+        categories: list[Category],
+        entries: list[CatalogEntry],
+        retired: Iterable[Retirement] = (),
+    ) -> None:
         self.categories = categories
+        # Retired ids (renamed or merged entries), each with the entry that took its place.
+        self.retired = {item.old_id: item for item in retired}
         self.entries = sorted(entries, key=lambda item: (item.entry.category, item.entry.id))
         self.by_id = {item.entry.id: item for item in self.entries}
         self.category_by_id = {category.id: category for category in categories}

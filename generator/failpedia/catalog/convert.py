@@ -9,6 +9,7 @@ checks that need them.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 import typing
@@ -117,7 +118,9 @@ class _Converter:
 
     def convert_text(self, value: Any, metadata: dict[str, Any], path: FieldPath) -> Any:
         if not isinstance(value, str):
-            quote = " (put it in quotes)" if isinstance(value, (int, float, bool)) else ""
+            # YAML reads 1.10 as a number and 2026-12-07 as a date.
+            quoted = (int, float, bool, datetime.date)
+            quote = " (put it in quotes)" if isinstance(value, quoted) else ""
             self.problem(path, f"expected text, got {self.type_name(value)}{quote}")
             return INVALID
         if not value.strip():

@@ -62,6 +62,11 @@ def build_index(
         "rules": published_rules(),
         "order": published_finding_order(),
         "entries": entries,
+        # Old ids of renamed and merged entries: old links and `explain OLD_ID` still work.
+        "retired": {
+            old_id: {"into": item.new_id, "reason": item.reason, "date": item.date}
+            for old_id, item in sorted(catalog.retired.items())
+        },
     }
 
 

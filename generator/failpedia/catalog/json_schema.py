@@ -16,10 +16,12 @@ from typing import Any
 
 from failpedia.catalog.model import CategoryRegistry, Entry
 from failpedia.catalog.model_fields import is_model, model_fields, unwrap_optional
+from failpedia.catalog.retired import RetiredRegistry
 
 SCHEMA_FILENAMES: dict[str, type] = {
     "entry.schema.json": Entry,
     "categories.schema.json": CategoryRegistry,
+    "retired.schema.json": RetiredRegistry,
 }
 
 

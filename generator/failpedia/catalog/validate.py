@@ -7,8 +7,9 @@ lives (``entry_check``, its result reused while nothing it read changed: ``entry
 then against the catalog as a whole: ids against folders and against the names the site
 already uses (``site_names``), categories against the registry, related links, signature
 patterns against the portable dialect, their own text and the matching engine, signatures
-claimed by two entries, and the share of entries documented only from reports. ``failpedia
-validate``, ``mkdocs build`` and every other command run these same checks;
+claimed by two entries, the share of entries documented only from reports, and the
+registry of retired ids (``retired``: no entry takes one, each points at an entry).
+``failpedia validate``, ``mkdocs build`` and every other command run these same checks;
 ``check_catalog`` also says which entry files were left out (the drafts ``mkdocs serve``
 previews).
 """
@@ -36,6 +37,13 @@ from failpedia.catalog.entry_files import (
 from failpedia.catalog.evidence_rules import evidence_share_problem
 from failpedia.catalog.model import INVERSE_RELATION, Category, CategoryRegistry
 from failpedia.catalog.problems import ProblemList, display_path
+from failpedia.catalog.retired import (
+    LoadedRegistry,
+    check_retired,
+    load_retired,
+    retired_link_hint,
+    reused_problem,
+)
 from failpedia.catalog.signature_rules import check_pattern_reach, read_healthy_logs
 from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
@@ -159,6 +167,7 @@ def _check_catalog(
     entry_reserved = reserved | {
         category.id: f"the category {category.id!r}" for category in categories
     }
+    registry = load_retired(entries_dir, root, problems)
     checks = EntryChecks(
         entries_dir,
         frozenset(category.id for category in categories),
@@ -189,6 +198,7 @@ def _check_catalog(
     loaded: list[tuple[CatalogEntry, SourceFile]] = []
     converted: list[tuple[CatalogEntry, SourceFile]] = []  # loaded, or with problems
     known_ids: dict[str, str] = {}
+    entry_categories: dict[str, str] = {}  # every entry file's id -> its folder's category
     reused = 0
     for path in entry_paths:
         checked, was_reused = checked_entry_file(path, root, checks)
@@ -205,12 +215,19 @@ def _check_catalog(
             )
         else:
             known_ids[folder_id] = display
+            entry_categories[folder_id] = path.parent.parent.name
+        taken = reused_problem(folder_id, registry)
+        if taken is not None:
+            line = checked.source.document.line_of(("id",)) if checked.source else 0
+            problems.add(display, line, "id", taken)
         if checked.item and checked.source:
             converted.append((checked.item, checked.source))
         if checked.passed and checked.item and checked.source and duplicate_of is None:
             loaded.append((checked.item, checked.source))
 
-    _check_links(loaded, known_ids, problems)
+    category_ids = {category.id for category in categories}
+    retirements = check_retired(registry, entry_categories, reserved, category_ids, problems)
+    _check_links(loaded, known_ids, registry, problems)
     _check_shared_signatures(loaded, problems)
     check_pattern_reach(converted, read_healthy_logs(healthy_logs_dir, root, problems), problems)
     _check_engine(loaded, problems)
@@ -218,7 +235,9 @@ def _check_catalog(
     if share is not None:  # the catalog's, not one entry's: no entry is left out for it
         problems.add(display_path(entries_dir, root), 0, "", share)
     failed = {problem.path for problem in problems}
-    catalog = Catalog(categories, [item for item, _ in loaded if item.display_path not in failed])
+    catalog = Catalog(
+        categories, [item for item, _ in loaded if item.display_path not in failed], retirements
+    )
     drafts = [
         Draft(path, display, checked.item) for path, display, checked in files if display in failed
     ]
@@ -226,7 +245,10 @@ def _check_catalog(
 
 
 def _check_links(
-    loaded: list[tuple[CatalogEntry, SourceFile]], known_ids: dict[str, str], problems: ProblemList
+    loaded: list[tuple[CatalogEntry, SourceFile]],
+    known_ids: dict[str, str],
+    registry: LoadedRegistry,
+    problems: ProblemList,
 ) -> None:
     stated: dict[tuple[str, str], str] = {}
     for item, _ in loaded:
@@ -239,6 +261,7 @@ def _check_links(
             if related.id not in known_ids:
                 hint = difflib.get_close_matches(related.id, list(known_ids), n=1)
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                suggestion = retired_link_hint(related.id, registry) or suggestion
                 problems.add(*where, f"no entry with id {related.id!r}{suggestion}")
                 continue
             back = stated.get((related.id, item.entry.id))

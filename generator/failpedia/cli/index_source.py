@@ -191,10 +191,14 @@ def with_nearest(
     return diagnosis._replace(nearest=tuple(found))
 
 
-def load_entry_texts(entries_dir: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Every entry's fields by id: packaged with the wheel, or read from the checkout."""
+def load_entry_texts(
+    entries_dir: Path | None = None, index_file: Path | None = None
+) -> dict[str, dict[str, Any]]:
+    """Every entry's fields by id: beside the index file given (as ``failpedia index``
+    writes them), packaged with the wheel, or read from the checkout."""
     if entries_dir is None:
-        packaged = packaged_file(ENTRIES_FILE)
+        beside = index_file.parent / ENTRIES_FILE if index_file is not None else None
+        packaged = beside if beside and beside.is_file() else packaged_file(ENTRIES_FILE)
         if packaged is not None:
             texts: dict[str, dict[str, Any]] = json.loads(packaged.read_text(encoding="utf-8"))[
                 "entries"

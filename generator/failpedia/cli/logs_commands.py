@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from failpedia.cli import index_source
-from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex
+from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex, retired_text
 
 
 def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
@@ -62,26 +62,32 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     try:
         index_file, entries = _index_paths(args)
-        texts = index_source.load_entry_texts(entries)
+        texts = index_source.load_entry_texts(entries, index_file)
         index = index_source.load_index(index_file, entries)
     except IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2
-    if args.id not in texts and not _looks_like_an_id(args.id):
+    entry_id = args.id
+    successor = index.successor(entry_id) if entry_id not in texts else None
+    if successor is not None:  # an old id of a renamed or merged entry: show that entry
+        old_id, entry_id = entry_id, successor.into
+        said = retired_text(old_id, entry_id, successor.reason, successor.date)
+        print(f"failpedia explain: {said}; its entry follows.", file=sys.stderr)
+    elif entry_id not in texts and not _looks_like_an_id(entry_id):
         return _explain_message(args, texts, index)
-    entry = texts.get(args.id)
-    if entry is None and index_source.was_left_out(args.id):
+    entry = texts.get(entry_id)
+    if entry is None and index_source.was_left_out(entry_id):
         print(
-            f"failpedia explain: entry {args.id!r} has problems; `failpedia validate` lists them",
+            f"failpedia explain: entry {entry_id!r} has problems; `failpedia validate` lists them",
             file=sys.stderr,
         )
         return 2
     if entry is None:
-        close = difflib.get_close_matches(args.id, list(texts), n=3)
+        close = difflib.get_close_matches(entry_id, list(texts), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        print(f"failpedia explain: no entry {args.id!r}{hint}", file=sys.stderr)
+        print(f"failpedia explain: no entry {entry_id!r}{hint}", file=sys.stderr)
         return 2
-    indexed = next(item for item in index.entries if item.id == args.id)
+    indexed = next(item for item in index.entries if item.id == entry_id)
     print(explain_text(entry, index.url(indexed)), end="")
     return 0
 

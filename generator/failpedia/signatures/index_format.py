@@ -6,8 +6,9 @@ or from a checkout. This module reads and writes the format; it needs nothing el
 ours, so reading an index costs ``diagnose`` no YAML, no models and no templates.
 
 Format 1 only ever gains fields, never loses or renames one: an entry's ``summary`` (the
-quick answer ``failpedia run`` prints) and the index's ``repo_url`` (where issue forms
-live) came later, and a reader takes their absence as empty.
+quick answer ``failpedia run`` prints), the index's ``repo_url`` (where issue forms
+live) and ``retired`` (old ids of renamed and merged entries) came later, and a reader
+takes their absence as empty.
 """
 
 from __future__ import annotations
@@ -45,13 +46,36 @@ class IndexedEntry(NamedTuple):
     summary: str = ""  # the quick answer (Markdown); absent from indexes built before it
 
 
+# Why an id was retired (``entries/retired.yaml``), as pages and the CLI say it.
+RETIRED_REASONS = {"renamed": "renamed to", "merged": "merged into"}
+
+
+def retired_text(old_id: str, into: str, reason: str, date: str) -> str:
+    """``old-id was renamed to new-id on 2026-12-07``: one wording for every output."""
+    return f"{old_id} was {RETIRED_REASONS.get(reason, reason)} {into} on {date}"
+
+
+class Successor(NamedTuple):
+    """The entry that took the place of a retired id (a renamed or merged entry's)."""
+
+    into: str
+    reason: str  # ``renamed`` or ``merged``
+    date: str
+
+
 class SignatureIndex(NamedTuple):
     site_url: str
     entries: tuple[IndexedEntry, ...]
     repo_url: str = ""  # where issues about the catalog go; empty when the site names none
+    # old id -> what took its place, sorted by old id; empty in indexes built before it
+    retired: tuple[tuple[str, Successor], ...] = ()
 
     def url(self, entry: IndexedEntry) -> str:
         return self.site_url.rstrip("/") + "/" + entry.url if self.site_url else entry.url
+
+    def successor(self, entry_id: str) -> Successor | None:
+        """What took the place of a retired id, or None when the id is not retired."""
+        return next((item for old_id, item in self.retired if old_id == entry_id), None)
 
 
 def entry_url(category: str, entry_id: str) -> str:
@@ -91,12 +115,17 @@ def parse_index(data: Any, origin: str) -> SignatureIndex:
             )
             for item in data["entries"]
         )
-    except (KeyError, TypeError) as error:
+        retired = tuple(
+            (str(old_id), Successor(str(item["into"]), str(item["reason"]), str(item["date"])))
+            for old_id, item in sorted((data.get("retired") or {}).items())
+        )
+    except (KeyError, TypeError, AttributeError) as error:
         raise IndexUnavailable(f"{origin}: malformed signature index ({error})") from None
     return SignatureIndex(
         site_url=data.get("site_url") or "",
         entries=entries,
         repo_url=data.get("repo_url") or "",
+        retired=retired,
     )
 
 

@@ -1,6 +1,7 @@
 """The mkdocs plugin, a thin adapter: load and check the catalog, render its pages and
-add them, with ``signatures.json``, to the build; refuse a generated page whose HTML
-holds what no entry text may make (``page_guard``).
+add them, with ``signatures.json`` and a page at each retired id's old address
+(``redirects``), to the build; refuse a generated page whose HTML holds what no entry
+text may make (``page_guard``).
 
 Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
 so edits to entries and templates (both watched) show up without a restart. A build
@@ -39,6 +40,7 @@ from failpedia.site.page_guard import page_problem
 from failpedia.site.plugin_config import FailpediaConfig
 from failpedia.site.preview import blocking_problems, warn_in_terminal
 from failpedia.site.proof import load_proofs
+from failpedia.site.redirects import redirect_pages
 from failpedia.site.render import RenderedPage, SiteSettings, render_site
 
 log = get_plugin_logger(__name__)
@@ -70,6 +72,7 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.settings: ProjectSettings | None = None
         self.signature_index = ""
         self.nearest_index = ""
+        self.redirects: dict[str, str] = {}  # old addresses of retired ids: path -> HTML
         self.previewing = False
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
@@ -126,6 +129,9 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.generated = {page.path: page for page in self.pages}
         self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
         self.nearest_index = dump_json(build_nearest(catalog))
+        self.redirects = redirect_pages(
+            catalog, config.site_url or "", bool(config.use_directory_urls)
+        )
         return config
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
@@ -140,6 +146,13 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         files.append(File.generated(config, INDEX_FILE, content=self.signature_index))
         # ...and, where none matches, finds the entries nearest in wording with this one.
         files.append(File.generated(config, NEAREST_FILE, content=self.nearest_index))
+        for path, content in self.redirects.items():
+            if files.get_file_from_path(path) is not None:
+                raise PluginError(
+                    f"docs/{path} takes the old address of a retired id "
+                    "(entries/retired.yaml); rename or remove it"
+                )
+            files.append(File.generated(config, path, content=content))
         return files
 
     def on_page_content(
