@@ -304,13 +304,17 @@ def _findings_text(diagnosis: Diagnosis, quick_answer: bool) -> list[str]:
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
+def plain_summary(summary: str) -> str:
+    """An entry's summary (Markdown) as one line of plain text: links reduced to their
+    text, emphasis marks dropped, every run of whitespace one space."""
+    return _LINK.sub(r"\1", " ".join(summary.split())).replace("**", "")
+
+
 def _quick_answer(summary: str) -> list[str]:
-    """An entry's summary as terminal text: links reduced to their text, emphasis marks
-    dropped, wrapped under its finding."""
+    """An entry's summary as terminal text, wrapped under its finding."""
     import textwrap  # imported only when a finding is printed; diagnose's start-up is timed
 
-    text = _LINK.sub(r"\1", " ".join(summary.split())).replace("**", "")
-    return textwrap.wrap(text, 88, initial_indent="   ", subsequent_indent="   ")
+    return textwrap.wrap(plain_summary(summary), 88, initial_indent="   ", subsequent_indent="   ")
 
 
 def _finding_text(number: int, finding: Finding, quick_answer: bool = False) -> list[str]:

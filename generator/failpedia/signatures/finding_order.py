@@ -22,6 +22,13 @@ ROLE_TEXT = {
 KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
+def ends_the_run(kind: str) -> bool:
+    """Whether a failure of this kind ends the run (ranked first in ``KIND_ORDER``): CI
+    annotations and editors' problem lists call it an error, the others warnings. A kind
+    the table does not know counts as ending it, as it sorts."""
+    return KIND_ORDER.get(kind, 0) == 0
+
+
 def published_finding_order() -> dict[str, Any]:
     """The ranks and wording above, as ``signatures.json`` carries them for the log page."""
     return {"roles": dict(ROLE_ORDER), "kinds": dict(KIND_ORDER), "role_text": dict(ROLE_TEXT)}
