@@ -19,6 +19,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+# A test that takes longer than this carries the ``slow`` marker.
+SLOW_SECONDS = 5.0
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the tests that took over ``SLOW_SECONDS`` without the ``slow`` marker, so the
+    fast run stays fast; a warning, not a failure, since a shared machine's timings vary."""
+    unmarked = sorted(
+        {
+            (report.nodeid.split("[")[0], round(report.duration, 1))
+            for reports in terminalreporter.stats.values()
+            for report in reports
+            if isinstance(report, pytest.TestReport)
+            and report.when == "call"
+            and report.duration > SLOW_SECONDS
+            and "slow" not in report.keywords
+        }
+    )
+    if unmarked:
+        terminalreporter.section(f"tests over {SLOW_SECONDS:g} s without the slow marker")
+        for nodeid, seconds in unmarked:
+            terminalreporter.write_line(f"{seconds:>6} s  {nodeid}")
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's site, built with ``mkdocs build --strict``."""

@@ -127,6 +127,7 @@ def _sightings() -> list[tuple[str, str, str]]:
 CHUNK = 40
 
 
+@pytest.mark.slow
 def test_diagnose_finds_every_sighting_of_the_catalog_as_its_entry(tmp_path: Path) -> None:
     sightings = _sightings()
     assert sightings

@@ -56,6 +56,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_diagnose_uses_the_valid_entries_and_warns_once(checkout: Path) -> None:
     result = _in_checkout(checkout, "diagnose", "--json", str(LOG))
     assert result.returncode == 0, result.stderr
@@ -64,6 +65,7 @@ def test_diagnose_uses_the_valid_entries_and_warns_once(checkout: Path) -> None:
     assert essence(json.loads(result.stdout)) == expected
 
 
+@pytest.mark.slow
 def test_diagnose_keeps_its_exit_codes(checkout: Path, tmp_path: Path) -> None:
     nothing = _in_checkout(checkout, "diagnose", str(CORPUS / "no-known-failure.log"))
     assert nothing.returncode == 1
@@ -75,6 +77,7 @@ def test_diagnose_keeps_its_exit_codes(checkout: Path, tmp_path: Path) -> None:
     assert "dataloader-worker-killed-by-signal" in missing.stdout
 
 
+@pytest.mark.slow
 def test_explain_uses_the_valid_entries_and_warns_once(checkout: Path) -> None:
     result = _in_checkout(checkout, "explain", "dataloader-worker-killed-by-signal")
     assert result.returncode == 0, result.stderr
@@ -82,6 +85,7 @@ def test_explain_uses_the_valid_entries_and_warns_once(checkout: Path) -> None:
     assert "DataLoader worker (pid N) is killed by signal" in result.stdout
 
 
+@pytest.mark.slow
 def test_run_matches_with_the_valid_entries_and_warns_after_the_output(checkout: Path) -> None:
     """The command starts before the entries are compiled; the warning about the draft
     comes with the diagnosis, after everything the command printed, not in the middle."""
@@ -109,6 +113,7 @@ def test_explaining_the_draft_says_it_has_problems(checkout: Path) -> None:
     [["validate"], ["index", "--out", "out"], ["requirements"], ["render", "--out", "out"]],
     ids=lambda command: command[0],
 )
+@pytest.mark.slow
 def test_checking_and_publishing_commands_stay_strict(checkout: Path, command: list[str]) -> None:
     result = _in_checkout(checkout, *command)
     assert result.returncode == 1
@@ -116,6 +121,7 @@ def test_checking_and_publishing_commands_stay_strict(checkout: Path, command: l
     assert not (checkout / "out").exists()
 
 
+@pytest.mark.slow
 def test_verify_of_the_draft_or_of_everything_stays_strict(checkout: Path) -> None:
     for args in (["some-failure"], []):
         result = _in_checkout(checkout, "verify", "--no-record", *args)
@@ -123,6 +129,7 @@ def test_verify_of_the_draft_or_of_everything_stays_strict(checkout: Path) -> No
         assert f"entries/{DRAFT}/entry.yaml:3: title: still the placeholder TODO" in result.stderr
 
 
+@pytest.mark.slow
 def test_verify_of_other_entries_warns_once_and_runs(checkout: Path) -> None:
     result = _in_checkout(checkout, "verify", "--no-record", "optimizer-empty-parameter-list")
     assert result.stderr.splitlines()[0] == WARNING, result.stderr

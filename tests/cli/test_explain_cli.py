@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import yaml
 from diagnose_helpers import run_diagnose
 from helpers import REPO_ROOT
@@ -24,6 +25,7 @@ def explain(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_pasted_message_explains_the_entry_its_signature_names() -> None:
     by_message = explain(DEVICE_ASSERT)
     assert by_message.returncode == 0, by_message.stderr
@@ -32,6 +34,7 @@ def test_a_pasted_message_explains_the_entry_its_signature_names() -> None:
     assert "cuda-device-side-assert · cuda · crash" in by_message.stdout
 
 
+@pytest.mark.slow
 def test_a_message_no_signature_matches_lists_the_nearest_entries() -> None:
     done = explain("RuntimeError: CUDA error: an illegal instruction was encountered")
     assert done.returncode == 1
@@ -40,12 +43,14 @@ def test_a_message_no_signature_matches_lists_the_nearest_entries() -> None:
     assert "cuda-illegal-memory-access: https://" in done.stdout
 
 
+@pytest.mark.slow
 def test_an_unknown_id_is_still_refused_with_suggestions() -> None:
     done = explain("cuda-oomm")
     assert done.returncode == 2
     assert "no entry 'cuda-oomm'; did you mean cuda-oom" in done.stderr
 
 
+@pytest.mark.slow
 def test_diagnose_prints_the_quick_answer_unless_brief() -> None:
     log = (DEVICE_ASSERT + "\n").encode()
     full = run_diagnose("-", stdin=log).stdout.decode().splitlines()

@@ -96,6 +96,7 @@ def fenced_blocks(markdown: str) -> list[tuple[str, str]]:
     return blocks
 
 
+@pytest.mark.slow
 def test_no_token_or_home_path_survives(tmp_path: Path) -> None:
     home = tmp_path / "people" / "zed"
     log = home / "runs" / "train.log"
@@ -118,6 +119,7 @@ def test_no_token_or_home_path_survives(tmp_path: Path) -> None:
     assert "<redacted>" in body
 
 
+@pytest.mark.slow
 def test_a_private_key_in_the_context_goes_whole_and_lines_keep_their_numbers(
     tmp_path: Path,
 ) -> None:
@@ -150,6 +152,7 @@ def test_a_private_key_in_the_context_goes_whole_and_lines_keep_their_numbers(
     assert "> 7 | ValueError: bad schedule 'cosine-restarts'" in block
 
 
+@pytest.mark.slow
 def test_nothing_matched_gives_error_lines_with_context_environment_and_a_new_entry() -> None:
     log = CORPUS / "no-known-failure.log"
     done = report("--context", "1", str(log))
@@ -179,6 +182,7 @@ def test_nothing_matched_gives_error_lines_with_context_environment_and_a_new_en
     }
 
 
+@pytest.mark.slow
 def test_the_new_entry_gets_the_category_the_error_speaks_of(tmp_path: Path) -> None:
     log = tmp_path / "rank3.log"
     log.write_text(
@@ -195,6 +199,7 @@ def test_the_new_entry_gets_the_category_the_error_speaks_of(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
 def test_a_known_failure_is_reported_with_its_entry() -> None:
     done = report(str(CORPUS / "ddp-dataloader-oom.log"))
     assert done.returncode == 0, done.stderr
@@ -206,6 +211,7 @@ def test_a_known_failure_is_reported_with_its_entry() -> None:
     assert "; the one that started it first:" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: Path) -> None:
     log = tmp_path / "survivor.log"
     log.write_text(downstream_only_log())
@@ -218,6 +224,7 @@ def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: P
     assert "started it" not in done.stdout
 
 
+@pytest.mark.slow
 def test_log_lines_cannot_close_their_fence_or_inject_markdown(tmp_path: Path) -> None:
     log = tmp_path / "hostile.log"
     log.write_text(
@@ -242,6 +249,7 @@ def test_log_lines_cannot_close_their_fence_or_inject_markdown(tmp_path: Path) -
     assert "<img" not in outside
 
 
+@pytest.mark.slow
 def test_standard_input_is_read_and_the_issue_link_uses_the_form(tmp_path: Path) -> None:
     log = (CORPUS / "no-known-failure.log").read_bytes()
     done = report(stdin=log)
@@ -255,6 +263,7 @@ def test_standard_input_is_read_and_the_issue_link_uses_the_form(tmp_path: Path)
     assert "ValueError" in query["title"][0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", ["no-such.log"])
 def test_an_unreadable_log_is_named_without_a_traceback(missing: str, tmp_path: Path) -> None:
     done = report(str(tmp_path / missing))

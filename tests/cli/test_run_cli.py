@@ -68,6 +68,7 @@ sys.stderr.buffer.write({STDERR_BYTES!r}); sys.stderr.flush()
 """
 
 
+@pytest.mark.slow
 def test_output_passes_through_byte_for_byte_and_streams_stay_apart() -> None:
     done = run("--", *python(STDOUT_SCRIPT))
     assert done.returncode == 0, done.stderr.decode(errors="replace")
@@ -217,6 +218,7 @@ while position < len(data):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
 def test_output_cut_anywhere_is_diagnosed_as_the_file_is(log: Path, tmp_path: Path) -> None:
     out = tmp_path / "diagnosis.json"
@@ -482,6 +484,7 @@ print("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)", 
 """
 
 
+@pytest.mark.slow
 def test_a_burst_of_output_is_matched_whole_and_leaves_no_spool(tmp_path: Path) -> None:
     """Output the matcher has not caught up with waits in a spool on disk, in files it
     reads in turn: 60 MB span several of them, every line is still matched, and the spool
@@ -576,6 +579,7 @@ sys.exit(1)
 """
 
 
+@pytest.mark.slow
 def test_output_past_the_spools_cap_passes_through_and_is_noted_not_matched(
     tmp_path: Path,
 ) -> None:
@@ -631,6 +635,7 @@ def _file_size_limit(limit: int) -> Callable[[], None]:
     return apply
 
 
+@pytest.mark.slow
 def test_a_spool_that_cannot_be_written_is_removed_at_once_and_the_command_runs_on(
     tmp_path: Path,
 ) -> None:
@@ -742,6 +747,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_checkpoint_signals_are_passed_on_to_the_command() -> None:
     """Schedulers (Slurm's ``--signal``) send SIGUSR1, SIGUSR2 or SIGALRM to ask for a
     checkpoint before they stop a job: the command gets each, and the run goes on."""
@@ -763,6 +769,7 @@ def test_checkpoint_signals_are_passed_on_to_the_command() -> None:
     assert b"Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_the_diagnosis_is_scrubbed_but_the_output_is_passed_through_as_it_came(
     tmp_path: Path,
 ) -> None:

@@ -30,6 +30,7 @@ from diagnose_helpers import (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
 def test_corpus_log_finds_the_initiating_failure_first(log: Path) -> None:
     expected = expectations()[log.name]
@@ -48,6 +49,7 @@ def test_corpus_log_finds_the_initiating_failure_first(log: Path) -> None:
         assert ids == expected["order"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("log", corpus_logs(), ids=lambda path: path.name)
 def test_gzip_stdin_and_both_engines_agree(log: Path, tmp_path: Path) -> None:
     plain = essence(diagnose_json(str(log)))
@@ -58,6 +60,7 @@ def test_gzip_stdin_and_both_engines_agree(log: Path, tmp_path: Path) -> None:
     assert essence(diagnose_json("--engine", "literal", str(log))) == plain
 
 
+@pytest.mark.slow
 def test_compiled_matcher_is_reused_from_the_cache(tmp_path: Path) -> None:
     """The compiled database is written once and loaded by later runs, not rebuilt."""
     pytest.importorskip("hyperscan")
@@ -143,6 +146,7 @@ def test_literal_pass_and_crowded_blocks_find_what_the_pure_python_engine_finds(
     assert list((tmp_path / "cache" / "failpedia").glob("hs-literals-*.db"))
 
 
+@pytest.mark.slow
 def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     corpus = {path.name: path for path in corpus_logs()}
     found = run_diagnose(str(corpus["ddp-dataloader-oom.log"]))
@@ -167,6 +171,7 @@ def test_exit_codes_and_text_output(tmp_path: Path) -> None:
     assert b"dataloader-worker-killed-by-signal" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [20, 40, 100, -12], ids=lambda at: f"bytes-at-{at}")
 def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) -> None:
     """A corrupt deflate stream, a bad distance, a bad checksum: each is one error line
@@ -183,6 +188,7 @@ def test_a_damaged_gzip_log_is_reported_not_raised(tmp_path: Path, damage: int) 
     assert result.stdout  # the good log's findings are still printed
 
 
+@pytest.mark.slow
 def test_a_truncated_gzip_log_reports_what_was_read_before_the_damage(tmp_path: Path) -> None:
     """A gzip log cut off in the middle (a copy interrupted, a node that died writing it):
     the lines before the cut are read, matched and counted, and the cut is an error."""
@@ -324,6 +330,7 @@ def test_rank_prefixes_timestamps_and_root_cause_order(tmp_path: Path) -> None:
 TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
+@pytest.mark.slow
 def test_terminal_controls_in_a_log_are_shown_not_executed(tmp_path: Path) -> None:
     """Escape sequences that survive the ANSI stripping (ESC c resets the terminal), C0
     and C1 controls, backspaces and DEL, in the matched line, its context, an error-like
@@ -417,6 +424,7 @@ def _write_matching_log(path: Path, megabytes: int) -> int:
     return lines
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_when_every_line_matches(tmp_path: Path) -> None:
     """Ten times as many matches, about the same peak memory: a finding keeps its counts,
     ranks, first occurrence and a bounded list of locations, not every occurrence, and
@@ -514,6 +522,7 @@ def _without_run_details(result: dict) -> Any:
     return strip(result)
 
 
+@pytest.mark.slow
 def test_block_edges_keep_line_numbers_context_and_colour(tmp_path: Path) -> None:
     """Lines on and around every MiB boundary, a line longer than a block and coloured
     lines come out with the right numbers and context, whichever way the log is read."""
@@ -668,6 +677,7 @@ def test_stretches_read_in_parallel_give_what_one_stream_gives(tmp_path: Path, s
     assert _without_run_details(piped) == _without_run_details(plain)
 
 
+@pytest.mark.slow
 def test_a_time_without_a_year_is_shown_as_written_never_in_a_made_up_year(
     tmp_path: Path,
 ) -> None:
@@ -702,6 +712,7 @@ def test_a_time_without_a_year_is_shown_as_written_never_in_a_made_up_year(
     assert "2023-09-02" not in run_diagnose(str(log)).stdout.decode()
 
 
+@pytest.mark.slow
 def test_first_at_is_the_earliest_match(tmp_path: Path) -> None:
     """A traceback's last line, without a time, comes before the logger's lines that repeat
     it with times: it is the first. Between lines with times, the earliest time is, in one
@@ -725,6 +736,7 @@ def test_first_at_is_the_earliest_match(tmp_path: Path) -> None:
     assert (finding["first"]["rank"], finding["first"]["time"]) == ("1", "2024-06-11T03:00:04Z")
 
 
+@pytest.mark.slow
 def test_a_log_of_downstream_failures_only_points_to_the_other_ranks(tmp_path: Path) -> None:
     log = tmp_path / "survivor.log"
     log.write_text(downstream_only_log())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from failpedia.cli.index_source import load_index
 from failpedia.diagnose.exact import ExactPattern, split_literal_prefix
 from hypothesis import assume, given, settings
@@ -39,6 +40,7 @@ pattern = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(pattern, st.text(alphabet=ALPHABET, max_size=40))
 def test_the_exact_check_finds_what_re_search_finds(source: str, text: str) -> None:

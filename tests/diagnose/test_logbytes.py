@@ -65,6 +65,7 @@ def _strip(function, data: bytes) -> tuple[bytes | None, int]:
     return None if written < 0 else bytes(out[:written]), newlines
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(log_bytes, st.integers(min_value=0, max_value=40), st.integers(min_value=1, max_value=3))
 def test_strip_and_count_match_the_regex_and_bytes_count(

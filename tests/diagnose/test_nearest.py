@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from diagnose_helpers import diagnose_json, run_diagnose
 from helpers import REPO_ROOT
 
@@ -28,6 +29,7 @@ def _log(tmp_path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_an_unmatched_log_lists_the_nearest_entries_apart_from_findings(tmp_path: Path) -> None:
     log = _log(tmp_path, ILLEGAL_INSTRUCTION)
     result = diagnose_json(str(log))

@@ -338,6 +338,7 @@ def hostile_lines(compiled: CompiledPattern) -> list[str]:
 CPU_SECONDS_PER_LINE = 5
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(source=elastic_patterns())
 @example(source=".*.{0,200}FooError: ")

@@ -77,6 +77,7 @@ def _environment(stand_in: Path, cache: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_build_and_validate_refuse_the_same_pattern(project: Path, tmp_path: Path) -> None:
     # One cache for every run: the forms the engine accepted are remembered there, and a
     # refusal must be found again by each run, never remembered as accepted.

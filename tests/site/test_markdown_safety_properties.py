@@ -129,6 +129,7 @@ def _with_text(data: dict, field: str, text: str) -> dict:
     pieces=st.lists(st.sampled_from(PIECES), min_size=1, max_size=16),
     field=st.sampled_from(FIELDS),
 )
+@pytest.mark.slow
 def test_accepted_markdown_renders_to_nothing_it_must_not_make(
     project: Path, renderer: markdown.Markdown, pieces: list[str], field: str
 ) -> None:

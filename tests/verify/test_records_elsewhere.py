@@ -20,6 +20,7 @@ def verified(process: subprocess.CompletedProcess[str]) -> set[str]:
     return {result["entry"] for result in json.loads(process.stdout)["results"]}
 
 
+@pytest.mark.slow
 def test_shards_split_the_selection_into_stable_disjoint_shares(tmp_path: Path) -> None:
     root = copy_project(tmp_path)
     shares = [
