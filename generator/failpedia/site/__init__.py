@@ -1,8 +1,8 @@
 """The site: the mkdocs plugin (a thin adapter), rendering pages with the templates
 (entry pages kept between the rebuilds of ``mkdocs serve``), Markdown filters (entry text
 placed and escaped safely), the guard that reads each generated page's HTML before it is
-published, what verification records say on pages (proof and coverage), and the preview
-of drafts in ``mkdocs serve``.
+published, what verification records say on pages (proof and coverage), the pages at
+retired ids' old addresses, and the preview of drafts in ``mkdocs serve``.
 
 May import: ``failpedia.catalog``, ``failpedia.signatures``, ``failpedia.settings``, and
 of ``failpedia.verify`` only ``results`` (never the runner).
