@@ -171,3 +171,14 @@ def test_the_schema_editors_read_covers_the_registry(root: Path) -> None:
     fields = schema["$defs"]["RetiredId"]
     assert fields["required"] == ["id", "category", "into", "reason", "date"]
     assert fields["properties"]["reason"]["enum"] == ["renamed", "merged"]
+
+
+def test_new_refuses_a_retired_id(root: Path) -> None:
+    write_registry(root, MERGED)
+    result = run_cli(root, "new", "gadgets/gadget-stall")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "failpedia new: 'gadget-stall' is a retired id (merged into 'widget-jam' on "
+        "2026-11-20, entries/retired.yaml:3); old links lead there, so choose another id\n"
+    )
+    assert not (root / "entries" / "gadgets" / "gadget-stall").exists()

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from failpedia.catalog.model import ID_PATTERN, SCHEMA_MODELINE
+from failpedia.catalog.problems import ProblemList
+from failpedia.catalog.retired import load_retired, reused_problem
 
 ENTRY_TEMPLATE = """\
 {modeline}
@@ -103,6 +105,11 @@ def scaffold_entry(
             f"unknown category {category!r} (known: {known}); add it to "
             "entries/categories.yaml first"
         )
+    # A registry with problems of its own is reported by validate; here it refuses nothing.
+    registry = load_retired(entries_dir, entries_dir.parent, ProblemList())
+    taken = reused_problem(entry_id, registry)
+    if taken is not None:
+        raise ValueError(taken)
     folder = entries_dir / category / entry_id
     if folder.exists():
         raise ValueError(f"{folder} already exists")
