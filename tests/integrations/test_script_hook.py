@@ -9,10 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import yaml
-from sitebuild import REPO
+from hook_helpers import MATMUL, entry_url_and_summary
 
-MATMUL = "matmul-shapes-cannot-be-multiplied"
 NONLEAF_GRAD = "autograd-nonleaf-grad-access"
 # A head sized for 4 features fed 3: torch's own error, which MATMUL's signature matches.
 SHAPE_MISMATCH = """
@@ -38,20 +36,6 @@ def run_script(
         check=False,
         cwd=tmp_path,
     )
-
-
-def entry_url_and_summary(entry: str) -> tuple[str, str]:
-    """The entry page's address and the first words of its quick answer."""
-    [path] = (REPO / "entries").glob(f"*/{entry}/entry.yaml")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    site = yaml.safe_load(
-        "\n".join(
-            line
-            for line in (REPO / "mkdocs.yml").read_text(encoding="utf-8").splitlines()
-            if line.startswith("site_url:")
-        )
-    )["site_url"]
-    return f"{site.rstrip('/')}/{data['category']}/{entry}/", " ".join(data["summary"].split()[:6])
 
 
 def collapse(text: str) -> str:
