@@ -9,8 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from hook_helpers import MATMUL, entry_url_and_summary
 
+# Each loads the index (the checkout's entries, compiled) and most import torch.
+slow = pytest.mark.slow
 NONLEAF_GRAD = "autograd-nonleaf-grad-access"
 # A head sized for 4 features fed 3: torch's own error, which MATMUL's signature matches.
 SHAPE_MISMATCH = """
@@ -42,6 +45,7 @@ def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+@slow
 def test_the_traceback_and_exit_status_stay_and_the_entry_follows(tmp_path: Path) -> None:
     plain = run_script(tmp_path, SHAPE_MISMATCH, hooked=False)
     hooked = run_script(tmp_path, SHAPE_MISMATCH, hooked=True)
@@ -59,6 +63,7 @@ def test_the_traceback_and_exit_status_stay_and_the_entry_follows(tmp_path: Path
     assert "> " in report and "mat1 and mat2 shapes cannot be multiplied (8x3 and 4x2)" in report
 
 
+@slow
 def test_warnings_shown_before_the_exception_are_matched_with_it(tmp_path: Path) -> None:
     # torch warns when a non-leaf tensor's .grad is read; the script then dies of an error
     # no entry knows: the warning's entry is the finding.
@@ -79,6 +84,7 @@ def test_warnings_shown_before_the_exception_are_matched_with_it(tmp_path: Path)
     assert "first at warnings:1" in report
 
 
+@slow
 def test_an_exception_that_ends_a_thread_gets_its_entry(tmp_path: Path) -> None:
     body = """
     import threading
@@ -111,6 +117,7 @@ def test_keyboard_interrupt_and_system_exit_pass_untouched(tmp_path: Path) -> No
         assert plain.returncode != 0
 
 
+@slow
 def test_an_unknown_exception_gets_nothing_added(tmp_path: Path) -> None:
     body = 'raise LookupError("no such run")\n'
     plain = run_script(tmp_path, body, hooked=False)
