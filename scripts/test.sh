@@ -26,6 +26,12 @@ mapfile -t pins < <(failpedia requirements --device cpu)
 if [ "${#pins[@]}" -gt 0 ]; then
   python3 -m pip install -q --disable-pip-version-check "${pins[@]}"
 fi
+# Packages they declare installed apart (another release of one installed above), each in
+# its own folder, which no reproducer imports from unless it puts it on sys.path.
+while read -r pin folder; do
+  [ -d "$folder" ] || python3 -m pip install -q --disable-pip-version-check --no-deps \
+    --target "$folder" "$pin"
+done < <(failpedia requirements --device cpu --private)
 export NO_MKDOCS_2_WARNING=1
 python3 -m ruff check .
 python3 -m ruff format --check .

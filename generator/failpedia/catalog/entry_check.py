@@ -212,7 +212,8 @@ def _check_script(
         problem(("reproducer", "script"), f"{script}: not UTF-8 ({error.reason})")
         return
     siblings = frozenset(path.stem for path in item.folder.glob("*.py"))
-    review = review_script(text, entry.reproducer.requirements, siblings)
+    declared = [*entry.reproducer.requirements, *entry.reproducer.private_requirements]
+    review = review_script(text, declared, siblings)
     item.fix_code, item.check_code = review.fix_code, review.check_code
     for found in review.problems:
         where = f"{script}:{found.line}" if found.line else script

@@ -225,6 +225,16 @@ class Reproducer:
         default=[],
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$",
     )
+    private_requirements: list[str] = spec(
+        "Packages installed apart, pinned as `name==version`, each in its own folder "
+        "`failpedia-private/NAME-VERSION` under the Python installation's prefix "
+        "(`sys.prefix`), on no reproducer's path until it puts that folder on `sys.path`: "
+        "for a release that would break the other reproducers if installed beside them (a "
+        "Triton other than the one torch pins). `failpedia requirements --private` lists "
+        "them with their folders.",
+        default=[],
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+$",
+    )
     network: bool = spec(
         "Whether it needs the network. Reproducers run without one unless this is `true`; "
         "keep them offline wherever the failure allows.",

@@ -19,6 +19,7 @@ from failpedia.cli.project import checked_catalog, project_settings, report_prob
 from failpedia.settings import ProjectSettings
 from failpedia.site.proof import Proof, load_proofs
 from failpedia.site.render import SiteSettings, render_site, write_pages
+from failpedia.verify.environment import private_folder
 
 
 def _catalog_and_proofs(
@@ -79,7 +80,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_requirements(args: argparse.Namespace) -> int:
-    """Print the pinned packages the selected reproducers declare, for `pip install`."""
+    """Print the pinned packages the selected reproducers declare, for `pip install`; with
+    ``--private``, those installed apart, each with its folder (`pip install --no-deps
+    --target FOLDER PIN`)."""
     catalog = checked_catalog(project_settings(args))
     if not isinstance(catalog, Catalog):
         return catalog
@@ -88,11 +91,15 @@ def cmd_requirements(args: argparse.Namespace) -> int:
             requirement
             for item in catalog.entries
             if item.entry.reproducer and args.device in ("all", item.entry.reproducer.device)
-            for requirement in item.entry.reproducer.requirements
+            for requirement in (
+                item.entry.reproducer.private_requirements
+                if args.private
+                else item.entry.reproducer.requirements
+            )
         }
     )
     for pin in pins:
-        print(pin)
+        print(f"{pin} {private_folder(pin)}" if args.private else pin)
     return 0
 
 

@@ -109,15 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     render = commands.add_parser("render", help="write the site's Markdown pages to a folder")
     render.add_argument("--out", required=True, metavar="DIR")
     render.set_defaults(handler=_render)
-    requirements = commands.add_parser(
-        "requirements", help="list the packages reproducers declare, one pin per line"
-    )
+    requirements = commands.add_parser("requirements", help="list the pins reproducers declare")
     requirements.add_argument(
         "--device",
         choices=("cpu", "cuda", "multi-gpu", "all"),
         default="all",
         help="only entries for this device (default: all)",
     )
+    requirements.add_argument("--private", action="store_true", help="installed apart: PIN FOLDER")
     requirements.set_defaults(handler=_requirements)
     releases = commands.add_parser(
         "releases",

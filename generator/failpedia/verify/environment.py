@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from failpedia.catalog.catalog import CatalogEntry
 from failpedia.verify.results import SKIPPED, VerificationResult, now_iso
 
 GPU_DEVICES = frozenset({"cuda", "multi-gpu"})
+# Where ``reproducer.private_requirements`` live, under the interpreter's prefix: the
+# sandbox shows that prefix to every reproducer, and no path entry points into it.
+PRIVATE_PACKAGES = "failpedia-private"
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,43 @@ def skip_reason(item: CatalogEntry, capabilities: Capabilities) -> str | None:
             return f"requires {requirement}; {name} is not installed"
         if not same_version(installed, wanted.strip()):
             return f"requires {requirement}; {name} {installed} is installed"
+    for requirement in item.reproducer.private_requirements:
+        folder = private_folder(requirement)
+        if private_version(requirement) is None:
+            return (
+                f"requires {requirement} installed apart in {folder}; "
+                "`failpedia requirements --private` lists the folders to install into"
+            )
     return None
+
+
+def private_folder(requirement: str, prefix: str = sys.prefix) -> Path:
+    """The folder a ``name==version`` of ``reproducer.private_requirements`` is installed
+    in (``pip install --no-deps --target FOLDER name==version``): its own, so two
+    releases of one package can stay side by side, and on no ``sys.path`` until a
+    reproducer puts it there."""
+    name, _, version = requirement.partition("==")
+    return Path(prefix) / PRIVATE_PACKAGES / f"{name.strip()}-{version.strip()}"
+
+
+def private_version(requirement: str, prefix: str = sys.prefix) -> str | None:
+    """The release installed in the requirement's private folder when it is the pinned
+    one, else None."""
+    name, _, wanted = requirement.partition("==")
+    folder = private_folder(requirement, prefix)
+    if not folder.is_dir():
+        return None
+    for distribution in importlib.metadata.distributions(path=[str(folder)]):
+        found = distribution.metadata["Name"] or ""
+        if _canonical(found) == _canonical(name) and same_version(
+            distribution.version, wanted.strip()
+        ):
+            return distribution.version
+    return None
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def skipped_result(item: CatalogEntry, reason: str) -> VerificationResult:
