@@ -3,8 +3,8 @@ against the model, and run the checks that need only its folder, its reproducer,
 category registry and the names the site reserves (id and category against the folders
 and the reserved names, the reproducer against the proof contract, signature patterns
 against the dialect and their own text, signature texts without machine paths, release
-ranges against their own signature (``release_rules``), the evidence of an entry
-documented from reports).
+ranges against their own signature (``release_rules``) and the wordings that replace them
+(``release_history``), the evidence of an entry documented from reports).
 ``validate`` adds the checks across entries.
 
 What one file's check reads besides the file itself (its reproducer) is recorded, so a
@@ -25,6 +25,7 @@ from failpedia.catalog.entry_files import MAX_FILE_BYTES, SourceFile, read_yaml_
 from failpedia.catalog.evidence_rules import check_proof_source
 from failpedia.catalog.model import SCHEMA_MODELINE, Entry
 from failpedia.catalog.problems import Problem, ProblemList
+from failpedia.catalog.release_history import check_release_history
 from failpedia.catalog.release_rules import check_release_ranges
 from failpedia.catalog.reproducer_rules import review_script
 from failpedia.catalog.signature_rules import (
@@ -168,6 +169,7 @@ def _check_entry(
     origins = {thread_address(reference.url) for reference in entry.references}
     if entry.evidence is not None:
         origins |= {thread_address(report.url) for report in entry.evidence.reports}
+    check_release_history(entry, problem)
     for index, signature in enumerate(entry.signatures):
         check_release_ranges(signature, index, problem)
         path: FieldPath = ("signatures", index, "pattern")

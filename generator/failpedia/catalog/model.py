@@ -103,6 +103,20 @@ class ReleaseRange:
         default=None,
         pattern=RELEASE_PATTERN,
     )
+    changed_in: str | None = spec(
+        "The earliest release known to print another wording of this entry in its place, "
+        "where a source says so; after `last`, and named in `emitted_by`. The page says "
+        "`changed in`.",
+        default=None,
+        pattern=RELEASE_PATTERN,
+    )
+    removed_in: str | None = spec(
+        "The earliest release known to print no wording of it any more, where a source says "
+        "so; after `last`, and named in `emitted_by`. The page says `removed in`; an entry "
+        "whose every wording was changed or removed is marked no longer emitted.",
+        default=None,
+        pattern=RELEASE_PATTERN,
+    )
     source_text: str | None = spec(
         "A piece of the message exactly as the package's installed files hold it (a string "
         "of its Python source or of its compiled library) that only this wording has. The "

@@ -81,7 +81,13 @@ def check_release_ranges(
                 (*path, "package"),
                 f"`emitted_by` must name {claim.package}, so the page says what is checked",
             )
-        for name, release in (("first", claim.first), ("last", claim.last)):
+        named = (
+            ("first", claim.first),
+            ("last", claim.last),
+            ("changed_in", claim.changed_in),
+            ("removed_in", claim.removed_in),
+        )
+        for name, release in named:
             if release is not None and not _names_release(prose, release):
                 problem(
                     (*path, name),
