@@ -12,10 +12,14 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from failpedia.cli import index_source
 from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex, retired_text
+
+if TYPE_CHECKING:
+    from failpedia.diagnose.findings import Diagnosis
+    from failpedia.diagnose.sources import LogInput
 
 
 def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
@@ -25,7 +29,7 @@ def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from failpedia.diagnose.diagnosis import diagnose
-    from failpedia.diagnose.output import diagnosis_json, diagnosis_text, visible
+    from failpedia.diagnose.output import visible
     from failpedia.diagnose.sources import collect_inputs
 
     if not args.paths and sys.stdin.isatty():
@@ -51,10 +55,29 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print(f"warning: {visible(warning)}", file=sys.stderr)
     for problem in result.problems:
         print(f"error: {visible(problem)}", file=sys.stderr)
-    print(diagnosis_json(result) if args.json else diagnosis_text(result, not args.brief))
+    shown = _diagnosis_shown(result, inputs, args)
+    if shown:  # github and gcc print nothing where nothing matched
+        print(shown)
     if result.problems:
         return 2
     return 0 if result.findings else 1
+
+
+def _diagnosis_shown(result: Diagnosis, inputs: list[LogInput], args: argparse.Namespace) -> str:
+    """The diagnosis in the ``--format`` asked for: text for people, JSON for programs,
+    one line per finding for GitHub Actions or an editor (none when nothing matched)."""
+    from failpedia.diagnose.output import diagnosis_json, diagnosis_text
+
+    quick_answer = not args.brief
+    if args.format == "json":
+        return diagnosis_json(result)
+    if args.format in ("github", "gcc"):
+        from failpedia.diagnose.annotations import gcc_lines, github_lines
+
+        stdin_sources = {source for source, log in enumerate(inputs) if log.path is None}
+        lines = github_lines if args.format == "github" else gcc_lines
+        return "\n".join(lines(result, stdin_sources, quick_answer))
+    return diagnosis_text(result, quick_answer)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -54,6 +54,10 @@ exit codes:
 """
 
 
+# What ``failpedia diagnose --format`` can print; ``--json`` is ``--format json``.
+DIAGNOSE_FORMATS = ("text", "json", "github", "gcc")
+
+
 def _shard(value: str) -> tuple[int, int]:
     index, _, count = value.partition("/")
     if not (index.isdigit() and count.isdigit()) or not 1 <= int(index) <= int(count):
@@ -230,7 +234,22 @@ def build_parser() -> argparse.ArgumentParser:
         "be read or no signature index is available; 130 interrupted.",
     )
     diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
-    diagnose.add_argument("--json", action="store_true", help="print one JSON document")
+    diagnose.add_argument(
+        "--format",
+        choices=DIAGNOSE_FORMATS,
+        default="text",
+        help="text for people (default); json, one document for programs; github, a "
+        "GitHub Actions workflow command (::error file=...,line=...::) per finding, which "
+        "annotates the job; gcc, a 'file:line: error: ...' line per finding, what editors' "
+        "problem matchers read (editors/vscode/tasks.json)",
+    )
+    diagnose.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="the same as --format json",
+    )
     diagnose.add_argument(
         "--brief",
         action="store_true",
