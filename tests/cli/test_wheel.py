@@ -83,3 +83,14 @@ def test_wheel_diagnoses_and_explains_outside_the_repository(tmp_path: Path) -> 
     )
     assert unknown.returncode == 2
     assert "did you mean dataloader-worker-killed-by-signal" in unknown.stderr
+    # The release workflow's check of every wheel it builds: diagnose, explain by id and by
+    # message, and the hook under a raised exception.
+    released = subprocess.run(
+        [str(python), str(REPO / "scripts" / "check_installed_wheel.py")],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=clean,
+    )
+    assert released.returncode == 0, released.stderr
