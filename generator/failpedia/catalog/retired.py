@@ -24,7 +24,7 @@ from failpedia.catalog.entry_files import read_yaml_file
 from failpedia.catalog.model import ID_PATTERN, spec
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.yaml_source import FieldPath, YamlDocument, format_field_path
-from failpedia.signatures.index_format import RETIRED_REASONS, retired_text
+from failpedia.signatures.index_format import RETIRED_REASONS, entry_url, retired_text
 
 RETIRED_FILENAME = "retired.yaml"
 RETIRED_SCHEMA_MODELINE = "# yaml-language-server: $schema=retired.schema.json"
@@ -79,11 +79,11 @@ class Retirement:
     @property
     def old_page(self) -> str:
         """The old page's path below the site root (mkdocs' directory URLs)."""
-        return f"{self.old_category}/{self.old_id}/"
+        return entry_url(self.old_category, self.old_id)
 
     @property
     def new_page(self) -> str:
-        return f"{self.new_category}/{self.new_id}/"
+        return entry_url(self.new_category, self.new_id)
 
     @property
     def text(self) -> str:

@@ -21,8 +21,8 @@ def redirect_path(item: Retirement, directory_urls: bool = True) -> str:
     """Where the old page's file was written in the site: ``cuda/old-id/index.html`` with
     mkdocs' directory URLs, ``cuda/old-id.html`` without."""
     if directory_urls:
-        return f"{item.old_category}/{item.old_id}/index.html"
-    return f"{item.old_category}/{item.old_id}.html"
+        return f"{item.old_page}index.html"
+    return f"{item.old_page.rstrip('/')}.html"
 
 
 def redirect_page(item: Retirement, title: str, site_url: str, directory_urls: bool = True) -> str:
