@@ -47,9 +47,7 @@ def redirect_url(redirect_site: Path) -> Iterator[str]:
         yield server.url
 
 
-def test_a_browser_at_the_old_address_lands_on_the_new_section(  # noqa: ANN001
-    browser, redirect_url: str
-) -> None:
+def test_a_browser_at_the_old_address_lands_on_the_new_section(browser, redirect_url: str) -> None:
     page = browser.new_page()
     page.goto(f"{redirect_url}widgets/widget-overflow/#fix", wait_until="load")
     page.wait_for_url(f"{redirect_url}{LIMIT}/#fix", timeout=15_000)
