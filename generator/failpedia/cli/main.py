@@ -31,6 +31,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from failpedia.cli import arguments
+
 VERIFY_EPILOG = """\
 Runs each selected entry's reproducer twice, in a fresh subprocess with a clean
 environment and the entry's time limit: `python repro.py` must print a line matching one
@@ -56,28 +58,6 @@ exit codes:
 
 # What ``failpedia diagnose --format`` can print; ``--json`` is ``--format json``.
 DIAGNOSE_FORMATS = ("text", "json", "github", "gcc")
-
-
-def _shard(value: str) -> tuple[int, int]:
-    index, _, count = value.partition("/")
-    if not (index.isdigit() and count.isdigit()) or not 1 <= int(index) <= int(count):
-        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {value!r}")
-    return int(index), int(count)
-
-
-def _at_least(minimum: int) -> Callable[[str], int]:
-    """An argument type: a whole number no smaller than ``minimum``."""
-
-    def whole_number(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be a whole number >= {minimum}, not {text!r}")
-        return value
-
-    return whole_number
 
 
 def _index_options(command: argparse.ArgumentParser) -> None:
@@ -148,7 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
         "run (default)",
     )
     verify.add_argument(
-        "--jobs", type=_at_least(1), default=1, metavar="N", help="entries run at once (default: 1)"
+        "--jobs",
+        type=arguments.at_least(1),
+        default=1,
+        metavar="N",
+        help="entries run at once (default: 1)",
     )
     verify.add_argument(
         "--since",
@@ -164,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--rotation",
-        type=_at_least(0),
+        type=arguments.at_least(0),
         metavar="N",
         help="with --changed: a share of 1/N a day, each in turn (default: 7; 0: none)",
     )
@@ -202,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--shard",
-        type=_shard,
+        type=arguments.shard,
         metavar="I/N",
         help="only the I-th of N stable shares of the selected entries (1 <= I <= N), so N "
         "machines can split a catalog; an entry stays in its share as others are added",
@@ -257,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diagnose.add_argument(
         "--context",
-        type=_context,
+        type=arguments.context_lines,
         default=3,
         metavar="N",
         help="lines shown before and after each first match (default: 3)",
@@ -279,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--context",
-        type=_context,
+        type=arguments.context_lines,
         default=3,
         metavar="N",
         help="lines shown before and after each first match (default: 3)",
@@ -293,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--spool-cap",
-        type=_size,
+        type=arguments.size,
         metavar="SIZE",
         help="the most output that may wait in the spool (default: 1G, and at most a tenth "
         "of the free space there); output past it is passed through but not matched",
@@ -316,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("paths", nargs="*", metavar="LOG")
     report.add_argument(
         "--context",
-        type=_context,
+        type=arguments.context_lines,
         default=3,
         metavar="N",
         help="lines shown before and after each line (default: 3)",
@@ -342,37 +326,6 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(explain)
     explain.set_defaults(handler=_explain)
     return parser
-
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def _size(text: str) -> int:
-    """A size in bytes, with an optional K, M, G or T (powers of 1024): ``512M``, ``2G``."""
-    number, unit = text.strip(), ""
-    for suffix in ("IB", "B"):
-        if number.upper().endswith(suffix) and len(number) > len(suffix):
-            number = number[: -len(suffix)]
-            break
-    if number[-1:].upper() in _SIZE_UNITS:
-        number, unit = number[:-1], number[-1].upper()
-    try:
-        value = float(number)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a size such as 512M or 2G, not {text!r}")
-    return int(value * _SIZE_UNITS[unit])
-
-
-def _context(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 50:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 50, not {text!r}")
-    return value
 
 
 # Each command imports its module only when it runs: a command group imports what its
