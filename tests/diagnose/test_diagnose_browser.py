@@ -97,20 +97,35 @@ def test_findings_link_to_entries_and_highlight_the_match(log_page) -> None:
 
 
 def test_log_text_is_never_interpreted_as_html(log_page) -> None:
+    """Each payload sets ``window.__pwned`` when it runs, as it would were the page to put
+    log text in as HTML: a matched line, its context, and the error-like lines listed when
+    nothing matched."""
     dialogs: list[str] = []
     log_page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     hostile = (
-        "<script>alert('script')</script>\n"
+        "<script>window.__pwned = 'script'</script>\n"
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2) "
-        "<img src=x onerror=\"alert('img')\">\n"
-        "<b>bold</b> ValueError: <img src=y onerror=alert(2)>\n"
+        "<img src=x onerror=\"window.__pwned = 'matched'\">\n"
+        "<b>bold</b> ValueError: <img src=y onerror=\"window.__pwned = 'unmatched'\">\n"
     )
     result = _paste(log_page, hostile)
     assert result["findings"][0]["id"] == "matmul-shapes-cannot-be-multiplied"
+    # An image's error handler runs once its request fails: give it the time to.
+    log_page.wait_for_timeout(500)
+    assert log_page.evaluate("window.__pwned") is None
     results = log_page.locator("[data-fp-results]")
-    assert results.locator("img, script, b").count() == 0
     assert "<img src=x onerror=" in results.inner_text()
-    log_page.wait_for_timeout(300)
+    assert results.locator("img, script, b").count() == 0
+
+    log_page.evaluate(
+        "document.getElementById('failpedia-diagnose').removeAttribute('data-fp-state')"
+    )
+    unknown = "RuntimeError: widget <img src=z onerror=\"window.__pwned = 'listed'\"> broke\n"
+    assert _paste(log_page, unknown)["findings"] == []
+    log_page.wait_for_timeout(500)
+    assert log_page.evaluate("window.__pwned") is None
+    assert "<img src=z onerror=" in results.inner_text()
+    assert results.locator("img").count() == 0
     assert dialogs == []
 
 
