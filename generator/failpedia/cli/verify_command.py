@@ -181,7 +181,7 @@ def _plan_changed(
     count = 7 if args.rotation is None else args.rotation
     today = datetime.now(UTC).date()
     rotation = (selection.rotation_share(today, count), count) if count else None
-    rest = [item for item in runnable if item not in since]
+    rest = [item for item in runnable if item.entry.id not in (changed_since or set())]
     planned = [
         selection.Planned(item, selection.CHANGED, f"changed since {args.since}") for item in since
     ]
