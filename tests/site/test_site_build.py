@@ -225,3 +225,29 @@ def test_home_lists_the_failures_real_logs_show_most(built_site: Path) -> None:
     for entry_id, count in listed:
         assert counts[entry_id] == count, entry_id
     assert listed[0][1] == max(counts.values())
+
+
+# Slips a template or an entry's text can make: an article before a plural or another
+# article ("it needs a several CUDA GPUs"), and a proof claimed where none is recorded.
+ARTICLE_SLIP = re.compile(r"\b(?:a|an) (?:several|a|an|the)\b", re.IGNORECASE)
+PROOF_CLAIM = re.compile(
+    r"reproducer proves|proved by the reproducer|the fix the reproducer proves", re.IGNORECASE
+)
+
+
+def _prose(markup: str) -> str:
+    """A page's visible text without its code: log lines and commands may say anything."""
+    without_code = re.sub(r"<(pre|code|script|style)\b.*?</\1>", " ", markup, flags=re.DOTALL)
+    return _visible_text(without_code)
+
+
+def test_pages_make_no_template_slips_and_claim_no_missing_proof(built_site: Path) -> None:
+    slips = []
+    for page in sorted(built_site.rglob("*.html")):
+        markup = page.read_text(encoding="utf-8")
+        prose = _prose(markup)
+        where = page.relative_to(built_site)
+        slips += [f"{where}: {match.group(0)!r}" for match in ARTICLE_SLIP.finditer(prose)]
+        if "Not yet proved" in prose:
+            slips += [f"{where}: {match.group(0)!r}" for match in PROOF_CLAIM.finditer(prose)]
+    assert not slips, "\n".join(slips)

@@ -24,6 +24,9 @@ from failpedia.site.page_cache import page_key, reuse_or_render, templates_key
 from failpedia.site.proof import Proof, coverage, proof_for
 
 DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
+# What a reproducer needs, as a sentence says it ("it needs a CUDA GPU", "it needs several
+# CUDA GPUs"): the article belongs to the device, not to the template.
+DEVICE_NEEDED = {"cpu": "a CPU", "cuda": "a CUDA GPU", "multi-gpu": "several CUDA GPUs"}
 KIND_TEXT = {
     "crash": "Crash",
     "warning": "Warning",
@@ -102,6 +105,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
     environment.globals.update(
         role_text=ROLE_TEXT,
         device_text=DEVICE_TEXT,
+        device_needed=DEVICE_NEEDED,
         kind_text=KIND_TEXT,
         relation_titles=RELATION_TITLES,
         release_history=signature_history,
