@@ -87,10 +87,45 @@ def meta_text(text: str, limit: int = 160) -> str:
     return html.escape(flat, quote=True)
 
 
-def head_title(text: str, limit: int = 60) -> str:
-    """A title for a web search result: cut at a word to fewer than ``limit`` characters
-    (entry titles are messages, often longer), Markdown marks removed, escaped."""
-    return meta_text(text, limit)
+# Where a message's head ends and its detail begins: an alternative, the end of a
+# sentence or clause (not the dots of an elided ``...``), a closing note in parentheses.
+_CLAUSE_END = re.compile(r" \(| / | - |(?<!\.)[.;!?](?= )")
+
+
+def _closes_at_end(text: str, start: int) -> bool:
+    """Whether the parenthesis opened at ``start`` closes as the text ends: a note after
+    the message (``... (tied weights)``), not a part of it (``3D (unbatched) or 4D``)."""
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        if depth == 0:
+            return index == len(text) - 1
+    return False
+
+
+HEAD_TITLE_LIMIT = 70
+SHORTEST_HEAD = 24
+
+
+def head_title(text: str, limit: int = HEAD_TITLE_LIMIT) -> str:
+    """A title for a web search result, Markdown marks removed, escaped: the whole title
+    when it is short; else the message's head, the longest run of whole clauses that fits
+    (``CUDA error: device-side assert triggered``); else the whole title all the same,
+    since a cut inside a clause leaves a title that no longer says what failed."""
+    flat = _MARKDOWN_MARKS.sub("", _MARKDOWN_LINK.sub(r"\1", " ".join(text.split())))
+    if len(flat) <= limit:
+        return html.escape(flat, quote=True)
+    head = None
+    for match in _CLAUSE_END.finditer(flat):
+        if match.group() == " (" and not _closes_at_end(flat, match.start() + 1):
+            continue
+        cut = flat[: match.start()].rstrip(" ,;:")
+        if len(cut) > limit:
+            break
+        balanced = all(cut.count(a) == cut.count(b) for a, b in ("()", "[]", "{}"))
+        if len(cut) >= SHORTEST_HEAD and balanced:
+            head = cut
+    return html.escape(head or flat, quote=True)
 
 
 def plain(value: object) -> str:
