@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from failpedia.catalog.model import Entry, ReleaseRange, Signature
-from failpedia.catalog.release_rules import covers, release_tuple
+from failpedia.catalog.release_rules import covers, describe, release_tuple
 from failpedia.catalog.yaml_source import FieldPath
 
 
@@ -32,6 +32,29 @@ def signature_history(signature: Signature) -> list[str]:
         if claim.removed_in is not None:
             steps.append(f"removed in {claim.package} {claim.removed_in}")
     return steps
+
+
+def printed_by(entry: Entry) -> list[str]:
+    """``["torch 1.7 and later"]``: the releases of each package that print any of the
+    entry's wordings, from the signatures' ``releases`` ranges (one range per package, from
+    the earliest ``first`` to the latest ``last``, open when any range is); empty where no
+    signature has a range, since ``emitted_by`` is prose a page does not parse."""
+    spans: dict[str, ReleaseRange] = {}
+    for signature in entry.signatures:
+        for claim in signature.releases:
+            key = claim.package.lower().replace("_", "-")
+            known = spans.get(key)
+            if known is None:
+                spans[key] = ReleaseRange(package=claim.package, first=claim.first, last=claim.last)
+                continue
+            if (release_tuple(claim.first) or ()) < (release_tuple(known.first) or ()):
+                known.first = claim.first
+            if known.last is not None and (
+                claim.last is None
+                or (release_tuple(claim.last) or ()) > (release_tuple(known.last) or ())
+            ):
+                known.last = claim.last
+    return [describe(span) for _, span in sorted(spans.items())]
 
 
 def _ended(claim: ReleaseRange) -> str | None:

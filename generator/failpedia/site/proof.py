@@ -55,6 +55,15 @@ class Proof:
     def proved_on_gpu(self) -> bool:
         return any(row.verdict == PROVED and row.gpu for row in self.rows)
 
+    @property
+    def last_proved(self) -> ProofRow | None:
+        """The newest run that proved the fix, named under the page's title: None unless
+        the entry stands proved now (a stale entry's old runs prove nothing of it)."""
+        if self.status not in ("proved-gpu", "proved-cpu"):
+            return None
+        proved = [row for row in self.rows if row.verdict == PROVED]
+        return max(proved, key=lambda row: row.date) if proved else None
+
 
 def _environment_label(environment: dict[str, Any]) -> str:
     parts = [environment.get("gpu_name") or "CPU"]

@@ -16,7 +16,11 @@ import jinja2
 from failpedia.catalog.bounded_read import RefusedFile, read_bounded
 from failpedia.catalog.catalog import RELATION_TITLES, Catalog, CatalogEntry, Link
 from failpedia.catalog.entry_files import MAX_FILE_BYTES
-from failpedia.catalog.release_history import no_longer_emitted_since, signature_history
+from failpedia.catalog.release_history import (
+    no_longer_emitted_since,
+    printed_by,
+    signature_history,
+)
 from failpedia.signatures.finding_order import ROLE_TEXT
 from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
@@ -110,6 +114,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
         relation_titles=RELATION_TITLES,
         release_history=signature_history,
         no_longer_emitted=no_longer_emitted_since,
+        printed_by=printed_by,
     )
     return environment
 
