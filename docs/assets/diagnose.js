@@ -33,6 +33,8 @@
   var MAX_URL_LENGTH = 8000;
   var MAX_LINE = 500;
   var MAX_TITLE = 120;
+  // The longest line a "search this line" link puts in the search box.
+  var MAX_QUERY = 200;
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -237,8 +239,11 @@
     if (!count && result.unmatched.length) {
       out.appendChild(element("p", null, "The most error-like lines (no entry matches them):"));
       var pre = element("pre", "fp-unmatched");
+      pre.tabIndex = 0;  // scrolls sideways from the keyboard too
       result.unmatched.forEach(function (e) {
-        pre.appendChild(document.createTextNode(e.file + ":" + e.line + ": " + e.text + "\n"));
+        pre.appendChild(document.createTextNode(e.file + ":" + e.line + ": " + e.text + " "));
+        pre.appendChild(searchLink(e.text, siteRoot));
+        pre.appendChild(document.createTextNode("\n"));
       });
       out.appendChild(pre);
     }
@@ -269,8 +274,66 @@
         "Nothing is sent until you submit it there."));
       out.appendChild(offer);
     }
+    var copy = element("p", "fp-copy");
+    var button = element("button", "md-button", "Copy the diagnosis as Markdown");
+    button.type = "button";
+    button.setAttribute("data-fp-copy", "");
+    var copied = element("span", "fp-copy__status");
+    copied.setAttribute("role", "status");
+    button.addEventListener("click", function () {
+      var text = asMarkdown(out, result, siteRoot);
+      var written = navigator.clipboard && navigator.clipboard.writeText
+        ? navigator.clipboard.writeText(text) : Promise.reject(new Error("no clipboard"));
+      written.then(function () { copied.textContent = " Copied."; },
+                   function () { copied.textContent = " The browser refused the clipboard."; });
+    });
+    copy.appendChild(button);
+    copy.appendChild(copied);
+    out.appendChild(copy);
     window.failpediaDiagnosis = result;
     root.setAttribute("data-fp-state", "done");
+    // The answer takes the place of the log: the box folds away (one click brings it
+    // back) and the results scroll into view.
+    root.setAttribute("data-fp-folded", "");
+    out.scrollIntoView({ block: "start" });
+  }
+
+  // A link that opens the site's search with one log line (the search box reads ?q=).
+  function searchLink(line, siteRoot) {
+    var link = element("a", "fp-search-line", "search this line");
+    var query = new URL(siteRoot.href);
+    query.searchParams.set("q", shortened(line, MAX_QUERY));
+    link.href = query.href;
+    return link;
+  }
+
+  // The diagnosis as Markdown, for an issue or a chat: the summary line, each finding with
+  // its entry's link, quick answer and first line, or, when none matched, the nearest
+  // entries (marked as not matches) and the most error-like lines.
+  function asMarkdown(out, result, siteRoot) {
+    var parts = [];
+    var summary = out.querySelector(".fp-summary");
+    if (summary) parts.push("**" + summary.textContent + "**", "");
+    result.findings.forEach(function (f, i) {
+      var url = new URL(f.url, siteRoot).href;
+      parts.push((i + 1) + ". [" + f.title.replace(/[\[\]]/g, "") + "](" + url + ") (`" + f.id +
+        "`, " + (roleText[f.role] || f.role) + ")");
+      if (f.summary) parts.push("   " + f.summary.replace(/\s+/g, " ").trim());
+      parts.push("   First at " + f.first.file + ":" + f.first.line + ":",
+                 fenced([f.first.text]).split("\n").map(function (l) { return "   " + l; }).join("\n"));
+    });
+    if (!result.findings.length && result.nearest && result.nearest.length) {
+      parts.push("Not matches, only the entries nearest in wording to these lines:", "");
+      result.nearest.forEach(function (n) {
+        parts.push("- [" + n.title.replace(/[\[\]]/g, "") + "](" + new URL(n.url, siteRoot).href +
+          ") (`" + n.id + "`)");
+      });
+    }
+    if (!result.findings.length && result.unmatched.length) {
+      parts.push("", "The most error-like lines:", "",
+                 fenced(result.unmatched.map(function (e) { return e.file + ":" + e.line + ": " + e.text; })));
+    }
+    return parts.join("\n") + "\n";
   }
 
   function run(root, request) {
@@ -312,9 +375,20 @@
         tooBig(root, kept + pasted.length);
       }
     });
-    root.querySelector("[data-fp-run]").addEventListener("click", function () {
+    function runPasted() {
       if (text.value.length > MAX_PASTE) tooBig(root, text.value.length);
       else run(root, { text: text.value, name: "pasted log" });
+    }
+    root.querySelector("[data-fp-run]").addEventListener("click", runPasted);
+    text.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        runPasted();
+      }
+    });
+    root.querySelector("[data-fp-unfold]").addEventListener("click", function () {
+      root.removeAttribute("data-fp-folded");
+      text.focus();
     });
     files.addEventListener("change", function () {
       if (files.files.length) run(root, { files: Array.from(files.files) });

@@ -42,6 +42,8 @@ def _drop(page, *paths: Path) -> dict:
 
 
 def _paste(page, text: str) -> dict:
+    if page.is_visible("[data-fp-unfold]"):  # a run before folded the box away
+        page.click("[data-fp-unfold]")
     page.fill("#failpedia-diagnose textarea", text)
     page.click("[data-fp-run]")
     page.wait_for_selector(DONE, timeout=120_000)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 from diagnose_helpers import (
@@ -47,6 +48,8 @@ def open_page(browser, site_url: str) -> Iterator[Callable[..., Any]]:
 
 
 def _paste(page: Any, text: str) -> dict[str, Any]:
+    if page.is_visible("[data-fp-unfold]"):  # a run before folded the box away
+        page.click("[data-fp-unfold]")
     page.fill(ROOT + " textarea", text)
     page.click("[data-fp-run]")
     page.wait_for_selector(DONE, timeout=120_000)
@@ -102,6 +105,7 @@ def test_nothing_is_wider_than_the_screen(open_page, width: int, height: int) ->
     assert shape["width"] >= 0.95 * shape["column"] and shape["height"] >= 300
     result = _paste(page, traceback_first_log(2000))
     assert [item["id"] for item in result["findings"]] == ["matmul-shapes-cannot-be-multiplied"]
+    page.click("[data-fp-unfold]")  # the box and the results, both on the page
     widths = page.evaluate(
         """() => {
           const pre = document.querySelector(".fp-finding__log");
@@ -248,3 +252,44 @@ def test_an_unmatched_log_shows_the_nearest_entries_as_not_matches(
     assert links.first.inner_text() == first["title"]
     assert links.first.get_attribute("href") == site_url + "cuda/cuda-illegal-memory-access/"
     assert page.locator("ul.fp-nearest code").first.inner_text() == first["id"]
+
+
+def test_the_answer_takes_the_place_of_the_log(open_page, site_url: str, tmp_path: Path) -> None:
+    """Ctrl+Enter in the box runs it; the box folds away behind one button and the results
+    scroll into view; each unmatched line links to the site search with that line; the
+    diagnosis copies as Markdown."""
+    page = open_page(390, 844)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    unmatched = "RuntimeError: CUDA error: an illegal instruction was encountered"
+    log = "step 1\n" * 80 + "Traceback (most recent call last):\n" + unmatched
+    page.fill(ROOT + " textarea", log)
+    page.press(ROOT + " textarea", "Control+Enter")
+    page.wait_for_selector(DONE, timeout=120_000)
+    assert not page.is_visible(ROOT + " textarea")
+    assert page.is_visible("[data-fp-unfold]")
+    summary = page.locator(".fp-summary").evaluate("node => node.getBoundingClientRect().top")
+    header = page.locator(".md-header").evaluate("node => node.getBoundingClientRect().bottom")
+    assert header <= summary < 844  # in view, not under the sticky header
+    search = page.locator("pre.fp-unmatched a.fp-search-line")
+    assert search.count() >= 1
+    assert search.last.get_attribute("href") == site_url + "?q=" + quote_plus(unmatched)
+    page.click("[data-fp-copy]")
+    page.wait_for_function("document.querySelector('.fp-copy__status').textContent !== ''")
+    markdown = page.evaluate("navigator.clipboard.readText()")
+    nearest = page.evaluate("window.failpediaDiagnosis.nearest")
+    assert markdown.startswith("**No known failure found in this log.**\n")
+    assert "Not matches, only the entries nearest in wording to these lines:" in markdown
+    assert f"(`{nearest[0]['id']}`)" in markdown and unmatched in markdown
+    page.click("[data-fp-unfold]")
+    assert page.is_visible(ROOT + " textarea")
+    page.fill(ROOT + " textarea", MATMUL_LINE.format(0))
+    page.press(ROOT + " textarea", "Meta+Enter")
+    page.wait_for_selector(ROOT + "[data-fp-folded]", timeout=120_000)
+    page.wait_for_selector(DONE, timeout=120_000)
+    page.click("[data-fp-copy]")
+    page.wait_for_function("document.querySelector('.fp-copy__status').textContent !== ''")
+    markdown = page.evaluate("navigator.clipboard.readText()")
+    assert "1. [mat1 and mat2 shapes cannot be multiplied" in markdown
+    assert "/shapes/matmul-shapes-cannot-be-multiplied/) (`matmul-shapes-cannot-be-multiplied`" in (
+        markdown
+    )
