@@ -75,13 +75,41 @@ def page_text(text: str) -> str:
 
 
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARKDOWN_MARKS = re.compile(r"`+|\*+")  # code and emphasis marks; identifiers keep their _
+# Code and emphasis marks: stray backticks, and asterisks that pair around text (a lone
+# one, as in ``*_optim_states.pt``, is text); identifiers keep their _.
+_MARKDOWN_MARKS = re.compile(r"`+|(\*{1,3})(?=\S)(.+?)(?<=\S)\1")
+
+
+def _drop_marks(text: str) -> str:
+    return _MARKDOWN_MARKS.sub(lambda match: match.group(2) or "", text)
+
+
+def _code_text(span: str) -> str:
+    """What a code span shows: its text without the backticks around it (and the one
+    space that may pad each side)."""
+    inner = span.strip("`")
+    if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+        inner = inner[1:-1]
+    return inner
+
+
+def unmarked(text: str) -> str:
+    """Markdown as one line of plain, unescaped text: code and emphasis marks and link
+    targets removed, code kept as it is (``x * t``; structured data is plain text, HTML
+    pages escape it)."""
+    flat = _MARKDOWN_LINK.sub(r"\1", " ".join(text.split()))
+    pieces, position = [], 0
+    for start, end in code_spans(flat) or []:
+        pieces += [_drop_marks(flat[position:start]), _code_text(flat[start:end])]
+        position = end
+    pieces.append(_drop_marks(flat[position:]))
+    return "".join(pieces)
 
 
 def meta_text(text: str, limit: int = 160) -> str:
     """Plain text for a meta description or a search result snippet: Markdown marks and
     link targets removed, cut at a word to fewer than ``limit`` characters, escaped."""
-    flat = _MARKDOWN_MARKS.sub("", _MARKDOWN_LINK.sub(r"\1", " ".join(text.split())))
+    flat = unmarked(text)
     if len(flat) >= limit:
         flat = flat[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return html.escape(flat, quote=True)
@@ -108,13 +136,18 @@ SHORTEST_HEAD = 24
 
 
 def head_title(text: str, limit: int = HEAD_TITLE_LIMIT) -> str:
-    """A title for a web search result, Markdown marks removed, escaped: the whole title
-    when it is short; else the message's head, the longest run of whole clauses that fits
-    (``CUDA error: device-side assert triggered``); else the whole title all the same,
-    since a cut inside a clause leaves a title that no longer says what failed."""
-    flat = _MARKDOWN_MARKS.sub("", _MARKDOWN_LINK.sub(r"\1", " ".join(text.split())))
+    """``message_head``, escaped for the page's HTML head."""
+    return html.escape(message_head(text, limit), quote=True)
+
+
+def message_head(text: str, limit: int = HEAD_TITLE_LIMIT) -> str:
+    """A title for a web search result, as plain text: the whole title when it is short;
+    else the message's head, the longest run of whole clauses that fits (``CUDA error:
+    device-side assert triggered``); else the whole title all the same, since a cut
+    inside a clause leaves a title that no longer says what failed."""
+    flat = unmarked(text)
     if len(flat) <= limit:
-        return html.escape(flat, quote=True)
+        return flat
     head = None
     for match in _CLAUSE_END.finditer(flat):
         if match.group() == " (" and not _closes_at_end(flat, match.start() + 1):
@@ -125,7 +158,7 @@ def head_title(text: str, limit: int = HEAD_TITLE_LIMIT) -> str:
         balanced = all(cut.count(a) == cut.count(b) for a, b in ("()", "[]", "{}"))
         if len(cut) >= SHORTEST_HEAD and balanced:
             head = cut
-    return html.escape(head or flat, quote=True)
+    return head or flat
 
 
 def plain(value: object) -> str:

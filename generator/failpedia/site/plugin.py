@@ -27,12 +27,15 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
 
+from failpedia.catalog.catalog import CatalogEntry
 from failpedia.catalog.index_build import build_index, build_nearest
+from failpedia.catalog.model import Category
 from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import check_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
 from failpedia.signatures.nearest_rules import NEAREST_FILE
+from failpedia.site.commit_dates import last_commit_dates
 from failpedia.site.common_failures import most_common
 from failpedia.site.draft_pages import render_drafts
 from failpedia.site.generated_pages import page_files, remember_built
@@ -42,8 +45,12 @@ from failpedia.site.preview import blocking_problems, warn_in_terminal
 from failpedia.site.proof import load_proofs
 from failpedia.site.redirects import redirect_pages
 from failpedia.site.render import RenderedPage, SiteSettings, render_site
+from failpedia.site.structured_data import entry_structured_data, script_json
 
 log = get_plugin_logger(__name__)
+
+# The one picture every page shows in link previews (og:image) and structured data.
+SITE_CARD = "assets/failpedia-card.png"
 
 
 def fill_nav_section(nav: list[Any] | None, title: str, pages: list[dict[str, str]]) -> bool:
@@ -64,6 +71,23 @@ def _refusal(problems: ProblemList) -> PluginError:
     return PluginError(f"{count} problem{'s' * (count > 1)} in entries:\n{problems.report()}")
 
 
+def _modified_dates(
+    entries: list[CatalogEntry], entries_dir: Path, docs_dir: Path
+) -> dict[str, str]:
+    """The last commit date of each entry's folder and each hand-written page, by page
+    path (one ``git log`` each for the entries and the docs folder)."""
+    by_folder = last_commit_dates(entries_dir, 2)
+    dates = last_commit_dates(docs_dir, None)
+    for item in entries:
+        try:
+            folder = item.folder.resolve().relative_to(entries_dir.resolve()).as_posix()
+        except ValueError:
+            continue
+        if folder in by_folder:
+            dates[item.page_path] = by_folder[folder]
+    return dates
+
+
 class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         self.pages: list[RenderedPage] = []
@@ -74,6 +98,10 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.nearest_index = ""
         self.redirects: dict[str, str] = {}  # old addresses of retired ids: path -> HTML
         self.previewing = False
+        # Entry pages by path: what their structured data says.
+        self.entries: dict[str, tuple[CatalogEntry, Category]] = {}
+        # When each page's source last changed (git), by page path; none where unknown.
+        self.modified: dict[str, str] = {}
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         # `mkdocs serve` previews drafts; build, gh-deploy and `serve --clean` stay strict.
@@ -126,6 +154,11 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
                     f"nav_section {self.config.nav_section!r}: no nav item with that title"
                 )
         self.edit_urls = {page.path: page.edit_url for page in self.pages if page.edit_url}
+        self.entries = {
+            item.page_path: (item, catalog.category_by_id[item.entry.category])
+            for item in catalog.entries
+        }
+        self.modified = _modified_dates(catalog.entries, settings.entries_dir, settings.docs_dir)
         self.generated = {page.path: page for page in self.pages}
         self.signature_index = dump_json(build_index(catalog, config.site_url, settings.repo_url))
         self.nearest_index = dump_json(build_nearest(catalog))
@@ -155,6 +188,16 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
             files.append(File.generated(config, path, content=content))
         return files
 
+    def on_template_context(
+        self, context: TemplateContext, *, template_name: str, config: MkDocsConfig
+    ) -> TemplateContext:
+        """The sitemap's lastmod (templates/theme/sitemap.xml): when each page's source was
+        last committed, none where that is unknown; mkdocs would give every page the date
+        of the build."""
+        if template_name == "sitemap.xml":
+            context["lastmod"] = self.modified  # type: ignore[typeddict-unknown-key]
+        return context
+
     def on_page_content(
         self, html: str, page: Page, config: MkDocsConfig, files: Files
     ) -> str | None:
@@ -175,6 +218,19 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
     ) -> TemplateContext:
         if page.file.src_uri in self.edit_urls:
             page.edit_url = self.edit_urls[page.file.src_uri]
+        found = self.entries.get(page.file.src_uri)
+        if found is not None and page.canonical_url:
+            item, category = found
+            site_url = config.site_url or ""
+            data = entry_structured_data(
+                item,
+                category,
+                page.canonical_url,
+                self.modified.get(page.file.src_uri),
+                site_url + SITE_CARD if site_url else None,
+                (config.site_name, site_url),
+            )
+            context["structured_data"] = script_json(data)  # type: ignore[typeddict-unknown-key]
         return context
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
