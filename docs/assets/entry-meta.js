@@ -16,8 +16,7 @@
       var button = document.createElement("button");
       button.type = "button";
       button.className = "fp-copy-link";
-      button.textContent = "Copy link";
-      button.setAttribute("aria-label", "Copy the link to this entry");
+      button.textContent = "Copy link";  // its name too: what it says is what it does
       button.addEventListener("click", function () {
         var done = function () {
           button.textContent = "Link copied";
