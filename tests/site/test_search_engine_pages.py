@@ -209,6 +209,26 @@ def test_the_line_under_the_title_names_id_releases_and_proof(built_site: Path) 
     assert checked_releases and checked_proofs
 
 
+def test_copy_link_copies_the_entrys_address(built_site: Path, site_url: str, browser) -> None:
+    item = CATALOG.entries[0]
+    category, entry_id = item.entry.category, item.entry.id
+    # The page itself holds no button (a reader without scripts gets none that does
+    # nothing); the script adds it.
+    assert "fp-copy-link" not in _page(built_site, category, entry_id)
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/{category}/{entry_id}/#fix")
+        tab.click(".fp-entry-id .fp-copy-link")
+        tab.wait_for_function(
+            "document.querySelector('.fp-copy-link').textContent === 'Link copied'"
+        )
+        copied = tab.evaluate("navigator.clipboard.readText()")
+    finally:
+        context.close()
+    assert copied == f"https://failpedia.github.io/failpedia/{category}/{entry_id}/"
+
+
 def test_caused_by_links_sit_right_under_the_quick_answer(built_site: Path) -> None:
     causes: dict[str, set[str]] = {}
     for item in CATALOG.entries:
