@@ -88,7 +88,7 @@ def test_an_entry_documented_from_reports_builds_with_its_reports_on_the_page(ro
     coverage = (root / "out" / "coverage.md").read_text(encoding="utf-8")
     assert "## Documented from public reports" in coverage
     assert f"| [Gadget timed out](gadgets/gadget-timeout.md) | 2 | {WHY} |" in coverage
-    assert "| not-proved | 6 |" in coverage  # the documented entry is counted apart
+    assert "| Not yet proved | 6 |" in coverage  # the documented entry is counted apart
     home = (root / "out" / "index.md").read_text(encoding="utf-8")
     assert "The 1 failures no script can trigger on demand" in home
 

@@ -130,9 +130,9 @@ def test_coverage_page_counts_entries_by_status(root: Path) -> None:
     )
     _render(root)
     coverage = (root / "out" / "coverage.md").read_text(encoding="utf-8")
-    assert "| proved-cpu | 1 |" in coverage
-    assert "| not-proved | 2 |" in coverage
-    assert "[Widget count exceeds the limit](widgets/widget-limit.md) | cpu | Proved on CPU |" in (
+    assert "| Proved on CPU | 1 |" in coverage
+    assert "| Not yet proved | 2 |" in coverage
+    assert "[Widget count exceeds the limit](widgets/widget-limit.md) | CPU | Proved on CPU |" in (
         coverage
     )
 

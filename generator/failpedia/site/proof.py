@@ -18,6 +18,14 @@ from failpedia.verify.results import load_record
 
 PROVED = "proved"
 NOT_REPRODUCED = "not-reproduced"
+# Each status (``Proof.status``) as the coverage page's counts name it.
+STATUS_TEXT = {
+    "proved-gpu": "Proved on a GPU",
+    "proved-cpu": "Proved on CPU",
+    "stale": "Stale: changed since proved",
+    "not-proved": "Not yet proved",
+    "documented": "Documented from public reports",
+}
 
 
 def torch_version_key(version: str | None) -> tuple[int, ...]:

@@ -25,7 +25,8 @@ from failpedia.signatures.finding_order import ROLE_TEXT
 from failpedia.site.issue_links import ENTRY_FIELD, ENTRY_WRONG_FORM, new_issue_url
 from failpedia.site.markdown import MARKDOWN_FILTERS
 from failpedia.site.page_cache import page_key, reuse_or_render, templates_key
-from failpedia.site.proof import Proof, coverage, proof_for
+from failpedia.site.proof import STATUS_TEXT, Proof, coverage, proof_for
+from failpedia.verify.results import VERDICT_TEXT
 
 DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
 # What a reproducer needs, as a sentence says it ("it needs a CUDA GPU", "it needs several
@@ -241,6 +242,8 @@ def render_site(
             "coverage.md",
             coverage_template.render(
                 coverage=coverage(catalog, proofs),
+                status_text=STATUS_TEXT,
+                verdict_text=VERDICT_TEXT,
                 link=lambda item: relative_link("coverage.md", item.page_path),
             ),
         )

@@ -37,6 +37,15 @@ TIMED_OUT = "timed-out"
 HARNESS_ERROR = "harness-error"
 SKIPPED = "skipped"
 VERDICTS = (PROVED, NOT_REPRODUCED, FIX_FAILED, TIMED_OUT, HARNESS_ERROR, SKIPPED)
+# Each verdict as a page shows it (the coverage page's table).
+VERDICT_TEXT = {
+    PROVED: "Proved",
+    NOT_REPRODUCED: "Not reproduced",
+    FIX_FAILED: "Fix failed",
+    TIMED_OUT: "Timed out",
+    HARNESS_ERROR: "Harness error",
+    SKIPPED: "Skipped",
+}
 # Records come with pull requests too: read as regular files inside the records folder,
 # of at most this size (a record keeps one output excerpt per environment).
 MAX_RECORD_BYTES = 8_000_000
