@@ -95,3 +95,46 @@ def test_every_page_type_passes_axe(browser, built_site: Path, base_url: str, mo
         context.close()
     found = {name: violations for name, violations in found.items() if violations}
     assert not found, f"axe-core ({mode} mode) found:\n{_report(found)}"
+
+
+# Proof statuses and run verdicts as records and the code spell them: none is a label.
+STATUS_CODES = {"proved-cpu", "proved-gpu", "not-proved", "stale", "documented", "proved"}
+STATUS_CODES |= {"not-reproduced", "fix-failed", "timed-out", "harness-error", "skipped"}
+PHONE = {"width": 390, "height": 844}
+
+
+def test_the_coverage_page_reads_on_a_phone(browser, base_url: str) -> None:
+    """Statuses in words; the tables one block per row (an entry, a device), each value
+    named by its column, nothing wider than the screen; axe finds nothing at that size."""
+    page = browser.new_page(viewport=PHONE)
+    try:
+        page.goto(base_url + "coverage/", wait_until="load")
+        cells = page.locator("article :is(td, th)").all_inner_texts()
+        assert not STATUS_CODES & {cell.strip() for cell in cells}
+        row = page.locator("article tr:has(.fp-cell-label)").first
+        box = row.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        label = row.locator(".fp-cell-label").first
+        assert label.is_visible() and label.inner_text().rstrip().endswith(":")
+        assert all(
+            head.is_hidden()
+            for head in page.locator("article table:has(.fp-cell-label) thead").all()
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        violations = _axe_violations(page)
+        assert not violations, _report({"coverage (phone)": violations})
+    finally:
+        page.close()
+
+
+def test_the_404_page_searches_from_its_own_box(browser, base_url: str) -> None:
+    """On a phone the header's search is an icon: the page offers a box that searches."""
+    page = browser.new_page(viewport=PHONE)
+    try:
+        page.goto(base_url + "404.html", wait_until="load")
+        box = page.locator("article .fp-search-input")
+        assert box.is_visible()
+        box.fill(SEARCH_QUERY)
+        page.locator(".md-search-result__item a[href]").first.wait_for(timeout=15_000)
+    finally:
+        page.close()
