@@ -44,6 +44,8 @@ TAGS = {
 }
 ATTRIBUTES = {"alt", "checked", "class", "disabled", "href", "id", "name", "src", "start"}
 ATTRIBUTES |= {"style", "title", "type", "open"}
+# The "Confirm it" checkboxes' names ("Step N done"), which site/accessible_html.py writes.
+ATTRIBUTES |= {"aria-label"}
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
