@@ -31,7 +31,8 @@ from failpedia.verify.results import VERDICT_TEXT
 DEVICE_TEXT = {"cpu": "CPU", "cuda": "CUDA GPU", "multi-gpu": "several CUDA GPUs"}
 # What a reproducer needs, as a sentence says it ("it needs a CUDA GPU", "it needs several
 # CUDA GPUs"): the article belongs to the device, not to the template.
-DEVICE_NEEDED = {"cpu": "a CPU", "cuda": "a CUDA GPU", "multi-gpu": "several CUDA GPUs"}
+DEVICE_ARTICLE = {"cpu": "a ", "cuda": "a ", "multi-gpu": ""}
+DEVICE_NEEDED = {device: DEVICE_ARTICLE[device] + text for device, text in DEVICE_TEXT.items()}
 KIND_TEXT = {
     "crash": "Crash",
     "warning": "Warning",
