@@ -1,6 +1,8 @@
 """Failpedia: an encyclopedia of ML training failures, each fix proved by a reproducer."""
 
 __version__ = "0.1.0"
+# What the package's own module may import (``docgen.layering`` reads it): the extension.
+MAY_IMPORT = ("integrations",)
 
 
 def load_ipython_extension(ipython: object) -> None:

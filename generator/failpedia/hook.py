@@ -6,5 +6,6 @@ the exit status. ``failpedia.hook.install(index=...)`` names the index to read;
 from failpedia.integrations.excepthook import install, uninstall
 
 __all__ = ["install", "uninstall"]
+MAY_IMPORT = ("integrations",)
 
 install()

@@ -1,11 +1,15 @@
-"""The catalog: the entry model, YAML with line numbers, reading files a pull request
-brings (bounded, regular files only), conversion, what Markdown text and web addresses
-may hold, validation (with the names the site reserves; each entry file's own check kept
-in memory while nothing it read changes), the checked catalog and the drafts it leaves
-out, the registry of retired ids (renamed and merged entries), problems, the reproducer's
-fix and check regions, the JSON Schema, scaffolding, and the compilation of the signature
-index.
+"""The model, YAML with line numbers (``yaml_source``), reading entry files
+(``bounded_read``: regular files inside their folder, of a bounded size), conversion, what
+Markdown fields and URLs may hold (``markdown_code``, ``markdown_check``, ``web_url``),
+checking one entry file (``entry_check``, its result kept while nothing it read changes:
+``entry_cache``), validation of the whole catalog and the drafts it leaves out
+(``validate``), the names ids may not take (``site_names``), the catalog, problems, fix
+regions, the JSON Schema, scaffolding, compiling the signature index (``index_build``),
+what a signature's release ranges mean and must say (``release_rules``), when each wording
+was added, changed or removed (``release_history``), the registry of retired ids
+(``retired``).
 
-May import: ``failpedia.signatures``. Callers pass the folders in; the catalog does not
-read project settings.
+Callers pass the folders in; the catalog does not read project settings.
 """
+
+MAY_IMPORT = ("signatures",)

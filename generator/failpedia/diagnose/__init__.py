@@ -1,7 +1,10 @@
-"""Diagnosis of logs: sources, blocks (with the ``_logbytes`` C helper), stretches read in
-parallel, candidate lines with their context, the coarse pass (Hyperscan), the exact pass,
-findings, ordering, and output.
+"""Sources, blocks (``_logbytes.c``), stretches, candidate lines, the coarse pass
+(Hyperscan), the exact pass and its tally (``matching``), findings, ordering, the entries
+nearest in wording (``nearest``, lunr), output, and the live diagnosis of streams as they
+arrive (``live``, what ``failpedia run`` feeds).
 
-May import: ``failpedia.signatures`` only (the index format and the line rules). It never
-loads YAML, models or templates: ``failpedia diagnose`` is timed against grep.
+Of ``signatures`` it reads the index format and the line rules. It never loads YAML,
+models or templates: ``failpedia diagnose`` is timed against grep.
 """
+
+MAY_IMPORT = ("signatures",)

@@ -1,6 +1,13 @@
-"""Signatures: the portable pattern dialect, its Hyperscan form, the one module of
-log-line rules (ANSI, prefixes, line cap, error-like words, root-cause marker) that Python
-and the browser worker both read, and the signature index format.
+"""The portable pattern dialect (``dialect``), its Hyperscan form, the one module of
+log-line rules (``line_rules``: ANSI, prefixes, line cap, error-like words, the root-cause
+marker) that Python and the log page's worker both read, the one redaction policy for
+shared log text (``redaction``: ``report``, ``run``'s diagnosis, captured output, and the
+log page, which reads it from the index), the order findings are listed in
+(``finding_order``: roles and kinds, published in the index), how entries nearest in
+wording are looked up when nothing matches (``nearest_rules``, published in
+``nearest.json``), the index format.
 
-May import: nothing of ours.
+Every other part reads these rules, so this one reads no other.
 """
+
+MAY_IMPORT: tuple[str, ...] = ()

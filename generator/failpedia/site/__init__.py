@@ -1,11 +1,16 @@
-"""The site: the mkdocs plugin (a thin adapter), rendering pages with the templates
-(entry pages kept between the rebuilds of ``mkdocs serve``), Markdown filters (entry text
-placed and escaped safely), the guard that reads each generated page's HTML before it is
-published, names for the controls Markdown extensions leave unnamed (a Markdown
-extension of its own), what verification records say on pages (proof and coverage), the pages at
-retired ids' old addresses, the preview of drafts in ``mkdocs serve``, and what search
-engines read (schema.org structured data, the sitemap's dates from git).
+"""The mkdocs plugin (``plugin``, thin; its options in ``plugin_config``), rendering (entry
+pages kept between rebuilds: ``page_cache``), the preview in ``mkdocs serve`` (``preview``,
+drafts' pages in ``draft_pages``, pages that tell ``--dirty`` what changed in
+``generated_pages``), Markdown filters (``markdown``: entry text escaped where it is
+published), the check of each generated page's HTML (``page_guard``), names for the
+task-list checkboxes ("Confirm it"; ``accessible_html``, a Markdown extension in
+mkdocs.yml), proof and coverage for pages, links to the issue forms (``issue_links``), the
+pages at retired ids' old addresses (``redirects``), what search engines read
+(``structured_data``: schema.org JSON-LD of entry pages; ``commit_dates``: each page's last
+commit, for the sitemap's lastmod).
 
-May import: ``failpedia.catalog``, ``failpedia.signatures``, ``failpedia.settings``, and
-of ``failpedia.verify`` only ``results`` (never the runner).
+Of ``verify`` it reads only ``results`` (which also reads records), never the runner:
+pages show proofs without loading it.
 """
+
+MAY_IMPORT = ("catalog", "signatures", "settings", "verify.results")
