@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from failpedia.docgen.markdown import cell, code, table
+
 DECLARATION = "MAY_IMPORT"
 EVERY_PART = "*"
 # The package itself (``failpedia/__init__.py``) is the part named ``__init__``.
@@ -73,10 +75,13 @@ def allowed_imports(parts: tuple[Part, ...]) -> dict[str, set[str]]:
 def layering_table(parts: tuple[Part, ...]) -> str:
     """The Markdown table of subpackages, lowest layer first: what each owns and may import."""
     packages = [part for part in parts if part.is_package]
-    rows = ["| subpackage | owns | may import |", "| --- | --- | --- |"]
-    for part in sorted(packages, key=lambda part: (_depth(part, parts), part.name)):
-        rows.append(f"| `{part.name}/` | {_cell(part.owns)} | {_imports_text(part, parts)} |")
-    return "\n".join(rows) + "\n"
+    return table(
+        ("subpackage", "owns", "may import"),
+        (
+            (code(f"{part.name}/"), _owns(part.owns), _imports_text(part, parts))
+            for part in sorted(packages, key=lambda part: (_depth(part, parts), part.name))
+        ),
+    )
 
 
 def _read(name: str, path: Path, is_package: bool, package: Path) -> Part:
@@ -167,12 +172,12 @@ def _imports_text(part: Part, parts: tuple[Part, ...]) -> str:
     return ", ".join(shown)
 
 
-def _cell(text: str) -> str:
-    """A docstring paragraph as one Markdown table cell: reST literals as code spans."""
+def _owns(text: str) -> str:
+    """A docstring paragraph as one table cell: reST literals as code spans."""
     joined = " ".join(line.strip() for line in text.splitlines()).removesuffix(".")
     if joined[1:2].islower():  # "The model, ..." reads "the model, ..." in a cell
         joined = joined[0].lower() + joined[1:]
-    return re.sub(r"``(.+?)``", r"`\1`", joined).replace("|", "\\|")
+    return cell(re.sub(r"``(.+?)``", r"`\1`", joined))
 
 
 def _shown(path: Path, package: Path) -> str:
