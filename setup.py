@@ -2,7 +2,8 @@
 
 A wheel built from the repository then carries ``failpedia/data/signatures.json``,
 ``entries.json`` and ``nearest.json``, so ``failpedia diagnose`` and ``failpedia explain``
-work on a machine that has only the wheel. Editable installs read ``entries/`` directly instead.
+work on a machine that has only the wheel. Editable installs compile the checkout's entries
+(``failpedia.project``) instead.
 """
 
 import sys
@@ -20,16 +21,9 @@ class BuildWithSignatureIndex(build_py):
         if getattr(self, "editable_mode", False):
             return
         sys.path.insert(0, str(ROOT / "generator"))
-        from failpedia.catalog.index_build import write_package_data
-        from failpedia.cli.index_source import compile_catalog
+        from failpedia.project.package_data import build_package_data
 
-        catalog, settings = compile_catalog(ROOT / "entries")
-        write_package_data(
-            catalog,
-            settings.site_url,
-            Path(self.build_lib) / "failpedia" / "data",
-            settings.repo_url,
-        )
+        build_package_data(ROOT, Path(self.build_lib) / "failpedia" / "data")
 
 
 # ANSI stripping and newline counting in C (see the file's header). Optional: where it

@@ -47,7 +47,8 @@ BENCHMARKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARKS))
 
 from diagnose_speed import REPO, byte_compile_package, write_log  # noqa: E402
-from failpedia.cli.index_source import compile_catalog  # noqa: E402
+from failpedia.project.index_compile import quick_check, usable_catalog  # noqa: E402
+from failpedia.settings import read_settings  # noqa: E402
 
 # Each line is one write, as with PYTHONUNBUFFERED=1, which training jobs often set so
 # that their logs are current: the most writes a pipe reader gets for the bytes.
@@ -188,7 +189,7 @@ def main() -> int:
     byte_compile_package()
     work = Path(tempfile.mkdtemp(prefix="failpedia-run-bench-"))
     try:
-        project = compile_catalog(REPO / "entries")[0]
+        project = usable_catalog(quick_check(read_settings(REPO)))[0]
         real_lines = [line for item in project.entries for line in item.signature_lines()]
         log = work / "train.log"
         planted = write_log(log, args.megabytes, real_lines, random.Random(7))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from failpedia.cli.index_source import load_index
+from failpedia.project.index_source import find_index_source, load_index
 from failpedia.diagnose.exact import ExactPattern, split_literal_prefix
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -54,7 +54,7 @@ def test_the_exact_check_finds_what_re_search_finds(source: str, text: str) -> N
 
 def test_every_catalog_pattern_agrees_on_its_own_signature_texts() -> None:
     """The catalog's patterns, on their literal prefix repeated around noise."""
-    for entry in load_index().entries:
+    for entry in load_index(find_index_source()).entries:
         for item in entry.patterns:
             prefix, _ = split_literal_prefix(item.canonical)
             regex = re.compile(item.canonical, re.ASCII)

@@ -25,6 +25,7 @@ from failpedia.catalog.entry_files import MAX_FILE_BYTES, SourceFile, read_yaml_
 from failpedia.catalog.evidence_rules import check_proof_source
 from failpedia.catalog.model import SCHEMA_MODELINE, Entry
 from failpedia.catalog.problems import Problem, ProblemList
+from failpedia.catalog.regions import CHECK, FIX, RegionError, find_region
 from failpedia.catalog.release_history import check_release_history
 from failpedia.catalog.release_rules import check_release_ranges
 from failpedia.catalog.reproducer_rules import review_script
@@ -73,6 +74,9 @@ class EntryChecks:
     entries_dir: Path
     category_ids: frozenset[str]
     reserved: tuple[tuple[str, str], ...]  # names ids must not take, and what uses them
+    # False for the quick check the commands that only read the index run in a checkout:
+    # the reproducer's regions are read, its proof contract is left to ``validate``.
+    review_reproducer: bool = True
 
     @property
     def reserved_names(self) -> dict[str, str]:
@@ -164,8 +168,10 @@ def _check_entry(
             problem(("reproducer", "script"), f"{script_name} not found in the entry folder")
         else:
             problem(("reproducer", "script"), f"{script_name}: {script.message}")
-    else:
+    elif checks.review_reproducer:
         _check_script(item, script, problem)
+    else:
+        _read_regions(item, script)
     origins = {thread_address(reference.url) for reference in entry.references}
     if entry.evidence is not None:
         origins |= {thread_address(report.url) for report in entry.evidence.reports}
@@ -199,6 +205,16 @@ def _check_entry(
     check_proof_source(item, problem)
     check_signature_texts(item, source, problems)
     return len(problems) == before
+
+
+def _read_regions(item: CatalogEntry, code: bytes) -> None:
+    """The reproducer's fix and check regions, without reviewing the script."""
+    try:
+        text = code.decode("utf-8")
+        item.fix_code = find_region(text, FIX).code
+        item.check_code = find_region(text, CHECK).code
+    except (UnicodeDecodeError, RegionError):
+        pass  # ``validate`` says why
 
 
 def _check_script(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,9 @@ from failpedia.catalog.signature_rules import check_pattern_reach, read_healthy_
 from failpedia.catalog.site_names import reserved_names
 from failpedia.catalog.yaml_source import FieldPath, format_field_path
 from failpedia.signatures.hyperscan_form import engine_refusals
+
+# Checks one entry file: (its check, whether an earlier result was reused).
+CheckFile = Callable[[Path, Path | None, EntryChecks], tuple[CheckedFile, bool]]
 
 
 def load_categories(
@@ -138,8 +142,15 @@ def check_catalog(
     root: Path | None = None,
     docs_dir: Path | None = None,
     healthy_logs_dir: Path | None = None,
+    quick: bool = False,
+    checked_file: CheckFile = checked_entry_file,
 ) -> CatalogCheck:
-    """Load and check every entry, and say which entry files were left out."""
+    """Load and check every entry, and say which entry files were left out.
+
+    ``quick`` leaves out the checks that cannot make a wrong index (each reproducer
+    against the proof contract; patterns against healthy logs come only with
+    ``healthy_logs_dir``): what the commands that only read the index need.
+    ``checked_file`` checks one entry file (and may reuse an earlier result)."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
     gc_was_enabled = gc.isenabled()
@@ -150,6 +161,8 @@ def check_catalog(
             root.resolve() if root else None,
             reserved_names(docs_dir),
             healthy_logs_dir,
+            not quick,
+            checked_file,
         )
     finally:
         if gc_was_enabled:
@@ -157,7 +170,12 @@ def check_catalog(
 
 
 def _check_catalog(
-    entries_dir: Path, root: Path | None, reserved: dict[str, str], healthy_logs_dir: Path | None
+    entries_dir: Path,
+    root: Path | None,
+    reserved: dict[str, str],
+    healthy_logs_dir: Path | None,
+    review_reproducers: bool,
+    checked_file: CheckFile,
 ) -> CatalogCheck:
     problems = ProblemList()
     if not entries_dir.is_dir():
@@ -172,6 +190,7 @@ def _check_catalog(
         entries_dir,
         frozenset(category.id for category in categories),
         tuple(sorted(entry_reserved.items())),
+        review_reproducers,
     )
     stray, too_deep = find_misplaced_entry_files(entries_dir)
     misplaced = [display_path(path, root) for path in stray]
@@ -201,7 +220,7 @@ def _check_catalog(
     entry_categories: dict[str, str] = {}  # every entry file's id -> its folder's category
     reused = 0
     for path in entry_paths:
-        checked, was_reused = checked_entry_file(path, root, checks)
+        checked, was_reused = checked_file(path, root, checks)
         reused += was_reused
         problems.extend(checked.problems)
         display = display_path(path, root)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from failpedia.cli import index_source
+from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex, retired_text
 
 if TYPE_CHECKING:
@@ -22,9 +22,14 @@ if TYPE_CHECKING:
     from failpedia.diagnose.sources import LogInput
 
 
-def _index_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
-    """The ``--index`` file and ``--entries`` folder, where given."""
-    return (Path(args.index) if args.index else None, Path(args.entries) if args.entries else None)
+def index_source_of(args: argparse.Namespace) -> index_source.IndexSource:
+    """The index that ``--index``, ``--entries`` and ``--root`` name, or the project's
+    found here, or the wheel's; ``IndexUnavailable`` where there is none."""
+    return index_source.find_index_source(
+        Path(args.index) if args.index else None,
+        Path(args.entries) if args.entries else None,
+        args.root,
+    )
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -41,12 +46,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     inputs, problems = collect_inputs(args.paths, skipped)
     try:
         # Parsed inside diagnose: while it is, the first log may already be scanned.
-        index = index_source.open_index(*_index_paths(args))
+        source = index_source_of(args)
+        index = index_source.open_index(source)
         result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
     except IndexUnavailable as error:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
         return 2
-    result = index_source.with_nearest(result, *_index_paths(args))
+    result = index_source.with_nearest(result, source)
     result.problems[:0] = problems
     result.skipped.extend(skipped)
     for item in result.skipped:
@@ -84,9 +90,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from failpedia.cli.explain_text import explain_text
 
     try:
-        index_file, entries = _index_paths(args)
-        texts = index_source.load_entry_texts(entries, index_file)
-        index = index_source.load_index(index_file, entries)
+        source = index_source_of(args)
+        index = index_source.load_index(source)
+        texts = index_source.load_entry_texts(source)
     except IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
         return 2
@@ -97,9 +103,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         said = retired_text(old_id, entry_id, successor.reason, successor.date)
         print(f"failpedia explain: {said}; its entry follows.", file=sys.stderr)
     elif entry_id not in texts and not _looks_like_an_id(entry_id):
-        return _explain_message(args, texts, index)
+        return _explain_message(args, texts, index, source)
     entry = texts.get(entry_id)
-    if entry is None and index_source.was_left_out(entry_id):
+    if entry is None and index_source.was_left_out(source, entry_id):
         print(
             f"failpedia explain: entry {entry_id!r} has problems; `failpedia validate` lists them",
             file=sys.stderr,
@@ -121,7 +127,10 @@ def _looks_like_an_id(text: str) -> bool:
 
 
 def _explain_message(
-    args: argparse.Namespace, texts: dict[str, dict[str, Any]], index: SignatureIndex
+    args: argparse.Namespace,
+    texts: dict[str, dict[str, Any]],
+    index: SignatureIndex,
+    source: index_source.IndexSource,
 ) -> int:
     """``explain "<pasted message>"``: the entry whose signature matches the message, read
     as ``diagnose`` reads a log; where none does, the entries nearest in wording."""
@@ -136,7 +145,7 @@ def _explain_message(
         inputs, _ = collect_inputs([str(message)], [])
         result = diagnose(inputs, index, context=0)
     if not result.findings:
-        result = index_source.with_nearest(result, *_index_paths(args))
+        result = index_source.with_nearest(result, source)
         print("failpedia explain: no entry's signature matches this message.", file=sys.stderr)
         if result.nearest:
             print("Not matches, only the entries nearest in wording to it:")

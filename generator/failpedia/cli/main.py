@@ -65,8 +65,8 @@ def _index_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--entries",
         metavar="DIR",
-        help="compile the index from this entries folder (default: the installed index, "
-        "or the checkout's entries/)",
+        help="compile the index from this entries folder (default: the project's, as "
+        "--root finds it, or the installed index)",
     )
 
 
@@ -75,7 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="failpedia", description="Failpedia: ML training failures, proved by reproducers."
     )
     parser.add_argument(
-        "--root", default=".", help="project folder holding entries/ and mkdocs.yml (default: .)"
+        "--root",
+        help="project folder holding mkdocs.yml and its entries (default: the current "
+        "folder's project, else the checkout this package runs from, else the index an "
+        "installed wheel ships)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("validate", help="check every entry; report all problems").set_defaults(

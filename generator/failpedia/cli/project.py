@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from failpedia.catalog.catalog import Catalog
 from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import check_catalog, load_catalog
-from failpedia.cli.index_source import left_out_text
-from failpedia.settings import ProjectSettings, read_settings
+from failpedia.project.index_compile import left_out_text
+from failpedia.project.locate import project_or_here
+from failpedia.settings import ProjectSettings
 
 
 def project_settings(args: argparse.Namespace) -> ProjectSettings:
-    """The settings of the project that ``--root`` names."""
-    return read_settings(Path(args.root).resolve())
+    """The settings of the project that ``--root`` names, or that is found here."""
+    return project_or_here(args.root)
 
 
 def report_problems(problems: ProblemList) -> int:

@@ -16,13 +16,13 @@ import argparse
 import getpass
 import os
 import sys
-from pathlib import Path
 
-from failpedia.cli import index_source
 from failpedia.cli.issue_report import REPORT_PACKAGES, issue_report
+from failpedia.cli.logs_commands import index_source_of
 from failpedia.diagnose.diagnosis import diagnose
 from failpedia.diagnose.findings import Diagnosis
 from failpedia.diagnose.sources import collect_inputs
+from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable
 from failpedia.signatures.redaction import Redactor
 from failpedia.site.issue_links import new_issue_url
@@ -42,9 +42,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         paths = ["-"]
     inputs, problems = collect_inputs(paths) if paths else ([], [])
     try:
-        index = index_source.load_index(
-            Path(args.index) if args.index else None, Path(args.entries) if args.entries else None
-        )
+        index = index_source.load_index(index_source_of(args))
         diagnosis: Diagnosis | None = None
         if paths:
             diagnosis = diagnose(inputs, index, context=args.context)

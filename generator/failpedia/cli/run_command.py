@@ -22,11 +22,12 @@ import tempfile
 from contextlib import suppress
 from pathlib import Path
 
-from failpedia.cli import index_source
 from failpedia.cli.background_matching import DEFAULT_CAP, BackgroundDiagnosis
+from failpedia.cli.logs_commands import index_source_of
 from failpedia.cli.passthrough import Outcome, run_passing_through
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import diagnosis_json, run_text
+from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable
 from failpedia.signatures.redaction import redact
 
@@ -95,9 +96,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"failpedia run: {problem}", file=sys.stderr)
             return 2
     try:
-        open_index = index_source.index_opener(
-            Path(args.index) if args.index else None, Path(args.entries) if args.entries else None
-        )
+        source = index_source_of(args)
+        open_index = index_source.index_opener(source)
     except IndexUnavailable as error:
         print(f"failpedia run: {error}", file=sys.stderr)
         return 2
@@ -122,11 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if diagnosis is None:
         report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
     else:
-        diagnosis = index_source.with_nearest(
-            diagnosis,
-            Path(args.index) if args.index else None,
-            Path(args.entries) if args.entries else None,
-        )
+        diagnosis = index_source.with_nearest(diagnosis, source)
         diagnosis.warnings.extend(watch.warnings)
         for warning in diagnosis.warnings:
             report.append(f"warning: {warning}\n")

@@ -13,9 +13,9 @@ import traceback as tracebacks
 from pathlib import Path
 from types import TracebackType
 
-from failpedia.cli.index_source import index_opener
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import exception_text
+from failpedia.project.index_source import find_index_source, index_opener
 
 STREAMS = ("warnings", "traceback")
 
@@ -30,7 +30,7 @@ def exception_findings(
     """The findings of ``exception`` and the warnings before it, as printed under its
     traceback; empty when no entry matches. Raises ``IndexUnavailable`` when there is no
     index to read."""
-    live = LiveDiagnosis(index_opener(index, entries)(), STREAMS, context=0)
+    live = LiveDiagnosis(index_opener(find_index_source(index, entries))(), STREAMS, context=0)
     if warning_lines:
         live.feed(0, ("\n".join(warning_lines) + "\n").encode("utf-8", "backslashreplace"))
     if traceback is None:

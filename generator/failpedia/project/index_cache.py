@@ -1,0 +1,207 @@
+"""A checkout's compiled index, kept in the user's cache (``$XDG_CACHE_HOME/failpedia``,
+else ``~/.cache/failpedia``) so that ``diagnose``, ``run`` and ``explain`` do not compile
+the catalog on every call.
+
+The index is keyed by the bytes of what it is built from (each entry's ``entry.yaml`` and
+reproducer, ``categories.yaml``, ``retired.yaml``, ``mkdocs.yml``, the names the site
+reserves), the package version and its compiler's modules. Reading those bytes again on
+every call would grow with the catalog, so each file's digest is kept beside its size
+and modification time (``stat_digests``) and read again only when either changed, or
+when it changed too recently for its time to tell.
+
+Where the key is new, the catalog is checked quickly (``check_catalog(quick=True)``: no
+reproducer review, no healthy-log check; ``validate`` and CI do those) and each entry
+file's check is reused from the cache while its own bytes, its folder's scripts and what
+the check knows of the catalog are unchanged, so one edited entry is checked alone.
+Files are written whole or not at all; a cache that is corrupt, unreadable or cannot be
+written is rebuilt, or skipped, without a word.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import failpedia
+from failpedia.settings import CONFIG_FILE, ProjectSettings
+from failpedia.signatures.hyperscan_form import cache_dir, write_cache
+from failpedia.signatures.index_format import ENTRIES_FILE, INDEX_FILE, IndexFile
+from failpedia.signatures.nearest_rules import NEAREST_FILE
+
+CACHE_FORMAT = "1"
+META_FILE = "meta.json"  # written last: its presence says the folder is whole
+# A file modified this recently may change again within its time's resolution: read it.
+RACY_SECONDS = 2.0
+# The package modules whose code shapes the index (a checkout's may be edited).
+COMPILER_PARTS = ("catalog", "signatures")
+PACKAGE_DIR = Path(failpedia.__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class CachedIndex:
+    """A compiled index in the cache: its folder, and the entries left out of it."""
+
+    folder: Path
+    left_out: tuple[str, ...]  # ids of entry folders left out for their problems
+    warning: str | None  # the one warning about them, printed on every call
+
+    def index_file(self) -> IndexFile:
+        path = self.folder / INDEX_FILE
+        return IndexFile(str(path), path.read_bytes())
+
+    def file(self, name: str) -> Path:
+        return self.folder / name
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def input_files(settings: ProjectSettings) -> list[Path]:
+    """What the index is built from: the registries, each entry folder's ``entry.yaml``
+    and Python files (its reproducer), and ``mkdocs.yml`` (the URLs)."""
+    entries_dir = settings.entries_dir
+    files = [settings.root / CONFIG_FILE, entries_dir / "categories.yaml"]
+    files.append(entries_dir / "retired.yaml")
+    try:
+        categories = sorted(item.path for item in os.scandir(entries_dir) if item.is_dir())
+    except OSError:
+        return files
+    for category in categories:
+        try:
+            folders = sorted(item.path for item in os.scandir(category) if item.is_dir())
+        except OSError:
+            continue
+        for folder in folders:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            files.extend(
+                Path(folder, name) for name in names if name == "entry.yaml" or name.endswith(".py")
+            )
+    return files
+
+
+def stat_digests(files: list[Path], manifest: Path) -> list[tuple[str, str]]:
+    """``(path, digest of its bytes)`` for each file ("missing" where it cannot be read),
+    read again only where its size or time differs from the manifest's or is recent."""
+    try:
+        known: dict[str, list[object]] = json.loads(manifest.read_bytes())
+    except (OSError, ValueError):
+        known = {}
+    now = time.time()
+    fresh: dict[str, list[object]] = {}
+    found = []
+    for path in files:
+        name = str(path)
+        try:
+            stat = os.stat(name)
+        except OSError:
+            found.append((name, "missing"))
+            continue
+        seen = [stat.st_size, stat.st_mtime_ns]
+        old = known.get(name)
+        if (
+            isinstance(old, list)
+            and old[:2] == seen
+            and len(old) == 3
+            and stat.st_mtime < now - RACY_SECONDS
+        ):
+            digest = str(old[2])
+        else:
+            try:
+                digest = _digest(Path(name).read_bytes())
+            except OSError:
+                digest = "missing"
+        fresh[name] = [*seen, digest]
+        found.append((name, digest))
+    if fresh != known:
+        write_cache(manifest, json.dumps(fresh, separators=(",", ":")).encode())
+    return found
+
+
+def _compiler_identity() -> str:
+    """The package version and the size and time of the modules that compile the index."""
+    parts = [failpedia.__version__, CACHE_FORMAT]
+    for part in COMPILER_PARTS:
+        for path in sorted((PACKAGE_DIR / part).glob("*.py")):
+            stat = path.stat()
+            parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def project_key(settings: ProjectSettings) -> str:
+    """The cache key of a project's index: its inputs' bytes and the compiler's identity."""
+    where = _digest(str(settings.entries_dir).encode())
+    manifest = cache_dir() / "stat" / f"{where}.json"
+    lines = [_compiler_identity(), str(settings.root), str(settings.entries_dir)]
+    try:
+        lines.append(" ".join(sorted(os.listdir(settings.docs_dir))))  # reserved names
+    except OSError:
+        lines.append("")
+    lines.extend(
+        f"{name} {digest}" for name, digest in stat_digests(input_files(settings), manifest)
+    )
+    return _digest("\n".join(lines).encode())
+
+
+def read_cached(key: str) -> CachedIndex | None:
+    """The index cached under ``key``, or None where it is not whole."""
+    folder = cache_dir() / "index" / key
+    try:
+        meta = json.loads((folder / META_FILE).read_bytes())
+        if not (folder / INDEX_FILE).is_file():
+            return None
+        left_out = tuple(str(item) for item in meta["left_out"])
+        warning = meta["warning"]
+        return CachedIndex(folder, left_out, warning if isinstance(warning, str) else None)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_index(
+    key: str, files: dict[str, bytes], left_out: list[str], warning: str | None
+) -> CachedIndex:
+    """Write the compiled files under ``key`` (the meta file last)."""
+    folder = cache_dir() / "index" / key
+    for name in (INDEX_FILE, ENTRIES_FILE, NEAREST_FILE):
+        if name in files:
+            write_cache(folder / name, files[name])
+    meta = {"left_out": left_out, "warning": warning}
+    write_cache(folder / META_FILE, json.dumps(meta).encode())
+    return CachedIndex(folder, tuple(left_out), warning)
+
+
+def entry_key(path: Path, data: bytes, root: Path | None, checks: object) -> str:
+    """The cache key of one entry file's check: its bytes, its folder's scripts, what the
+    check knows of the catalog, and the compiler's identity."""
+    lines = [_compiler_identity(), str(path), str(root), repr(checks), _digest(data)]
+    for script in sorted(path.parent.glob("*.py")):
+        try:
+            lines.append(f"{script.name} {_digest(script.read_bytes())}")
+        except OSError:
+            lines.append(f"{script.name} missing")
+    return _digest("\n".join(lines).encode())
+
+
+def load_entry(key: str) -> object | None:
+    """A cached entry check (written by this package, in this user's cache), or None."""
+    try:
+        loaded: object = pickle.loads((cache_dir() / "entries" / f"{key}.pickle").read_bytes())
+        return loaded
+    except Exception:  # noqa: BLE001 - a corrupt or foreign cache file is only a miss
+        return None
+
+
+def store_entry(key: str, checked: object) -> None:
+    try:
+        data = pickle.dumps(checked, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - what cannot be pickled is checked again next time
+        return
+    write_cache(cache_dir() / "entries" / f"{key}.pickle", data)
