@@ -18,8 +18,20 @@ STOPPED = 128 + signal.SIGTERM
 EXIT_CODES: dict[str, tuple[tuple[str, str], ...]] = {
     "*": (
         (str(SUCCESS), "success"),
-        (str(PROBLEMS), "problems in entries (or, for `docs --check`, a region out of date)"),
+        (str(PROBLEMS), "problems in entries"),
         (str(USAGE), "bad usage"),
+    ),
+    "schema": (
+        (str(SUCCESS), "the schemas were written, or are up to date"),
+        (str(PROBLEMS), "with `--check`, a schema is out of date or cannot be read"),
+    ),
+    "docs": (
+        (str(SUCCESS), "the regions were written, or are up to date"),
+        (
+            str(PROBLEMS),
+            "with `--check`, a region is out of date; or a document's markers or a part's "
+            "declaration cannot be read",
+        ),
     ),
     "verify": (
         (

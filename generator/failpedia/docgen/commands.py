@@ -33,22 +33,24 @@ def command_table(parser: argparse.ArgumentParser) -> str:
             )
         )
     common = "; ".join(
-        f"{code(_invocation(action))}, {(action.help or '').replace('%%', '%')}"
+        f"{code(_invocation(action))}: {(action.help or '').replace('%%', '%')}"
         for action in _options(parser)
     )
     return (
-        f"Every command takes {common}; `{program} COMMAND --help` describes each option.\n\n"
+        f"Before its command, `{program}` takes {common}. `{program} COMMAND --help` "
+        "describes each command's options.\n\n"
         + table(("command", "what it does", "options"), rows)
     )
 
 
-def exit_code_text(program: str, exit_codes: ExitCodes) -> str:
-    """The exit codes: those every command shares, then each command's own."""
+def exit_code_text(parser: argparse.ArgumentParser, exit_codes: ExitCodes) -> str:
+    """The exit codes: those every command shares, then each command's own, in the
+    parser's order."""
     lines = [f"Exit codes: {_meanings(exit_codes[DEFAULT_CODES])}. Where a command's differ:", ""]
     lines.extend(
-        f"- `{program} {name}`: {_meanings(codes)}"
-        for name, codes in exit_codes.items()
-        if name != DEFAULT_CODES
+        f"- `{parser.prog} {name}`: {_meanings(exit_codes[name])}"
+        for name in _commands(parser)
+        if name in exit_codes
     )
     return "\n".join(lines) + "\n"
 

@@ -31,7 +31,7 @@ def project_regions(
             "README.md",
             "exit codes",
             "the exit codes the commands declare (cli/exit_codes.py)",
-            exit_code_text(parser.prog, exit_codes),
+            exit_code_text(parser, exit_codes),
         ),
         Region(
             "CONTRIBUTING.md",
