@@ -17,8 +17,9 @@ from failpedia.catalog.scaffold import scaffold_entry
 from failpedia.catalog.validate import load_catalog, load_categories
 from failpedia.cli.project import checked_catalog, project_settings, report_problems
 from failpedia.settings import ProjectSettings
+from failpedia.site.pipeline import SiteRefused, build_site
 from failpedia.site.proof import Proof, load_proofs
-from failpedia.site.render import SiteSettings, render_site, write_pages
+from failpedia.site.render import write_pages
 from failpedia.verify.environment import private_folder
 
 
@@ -65,14 +66,11 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    settings = project_settings(args)
-    catalog, proofs, problems = _catalog_and_proofs(settings)
-    if problems:
-        return report_problems(problems)
-    site = render_site(
-        catalog, settings.templates_dir, SiteSettings(settings.edit_base, settings.repo_url), proofs
-    )
-    pages = site.pages
+    """Write the pages ``mkdocs build`` builds (the same function builds both)."""
+    try:
+        pages = build_site(project_settings(args)).pages
+    except SiteRefused as refused:
+        return report_problems(refused.problems)
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")

@@ -1,5 +1,6 @@
-"""The mkdocs plugin (``plugin``, thin; its options in ``plugin_config``), rendering (entry
-pages kept between rebuilds: ``page_cache``), the preview in ``mkdocs serve`` (``preview``,
+"""The mkdocs plugin (``plugin``, thin; its options in ``plugin_config``), the one build of
+the generated pages that the plugin and ``failpedia render`` share (``pipeline``),
+rendering (entry pages kept between rebuilds: ``page_cache``), the preview in ``mkdocs serve`` (``preview``,
 drafts' pages in ``draft_pages``, pages that tell ``--dirty`` what changed in
 ``generated_pages``), Markdown filters (``markdown``: entry text escaped where it is
 published), the check of each generated page's HTML (``page_guard``), names for the

@@ -1,7 +1,7 @@
-"""The mkdocs plugin, a thin adapter: load and check the catalog, render its pages and
-add them, with ``signatures.json`` and a page at each retired id's old address
-(``redirects``), to the build; refuse a generated page whose HTML holds what no entry
-text may make (``page_guard``).
+"""The mkdocs plugin, a thin adapter: build the site's pages (``pipeline.build_site``, the
+one build ``failpedia render`` writes too) and add them, with ``signatures.json`` and a
+page at each retired id's old address (``redirects``), to the build; refuse a generated
+page whose HTML holds what no entry text may make (``page_guard``).
 
 Runs in ``mkdocs build`` and ``mkdocs serve``; serve reloads the config on every rebuild,
 so edits to entries and templates (both watched) show up without a restart. A build
@@ -31,20 +31,17 @@ from failpedia.catalog.catalog import CatalogEntry
 from failpedia.catalog.index_build import build_index, build_nearest
 from failpedia.catalog.model import Category
 from failpedia.catalog.problems import ProblemList
-from failpedia.catalog.validate import check_catalog
 from failpedia.settings import ProjectSettings, settings_from_options
 from failpedia.signatures.index_format import INDEX_FILE, dump_json
 from failpedia.signatures.nearest_rules import NEAREST_FILE
 from failpedia.site.commit_dates import last_commit_dates
-from failpedia.site.common_failures import most_common
-from failpedia.site.draft_pages import render_drafts
 from failpedia.site.generated_pages import page_files, remember_built
 from failpedia.site.page_guard import page_problem
+from failpedia.site.pipeline import SiteRefused, build_site
 from failpedia.site.plugin_config import FailpediaConfig
-from failpedia.site.preview import blocking_problems, warn_in_terminal
-from failpedia.site.proof import load_proofs
+from failpedia.site.preview import warn_in_terminal
 from failpedia.site.redirects import redirect_pages
-from failpedia.site.render import RenderedPage, SiteSettings, render_site
+from failpedia.site.render import RenderedPage
 from failpedia.site.structured_data import entry_structured_data, script_json
 
 log = get_plugin_logger(__name__)
@@ -112,37 +109,17 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
         self.settings = settings = settings_from_options(
             root, dict(self.config), config.site_url, config.repo_url, config.docs_dir
         )
-        check = check_catalog(
-            settings.entries_dir, settings.root, settings.docs_dir, settings.healthy_logs_dir
-        )
-        catalog = check.catalog
-        proofs, record_problems = load_proofs(catalog, settings.records_dir, settings.root)
-        problems = ProblemList([*check.problems, *record_problems])
-        if problems and not self.previewing:
-            raise _refusal(problems)
-        if blocking_problems(check, record_problems):
-            raise _refusal(problems)
-        warn_in_terminal(problems, check)
-        site_settings = SiteSettings(settings.edit_base, settings.repo_url)
-        common = most_common(catalog, settings.realworld_cases_dir)
-        site = render_site(catalog, settings.templates_dir, site_settings, proofs, common)
-        drafts = (
-            render_drafts(
-                check.drafts,
-                problems,
-                catalog,
-                settings.templates_dir,
-                site_settings,
-                settings.records_dir,
-            )
-            if check.drafts
-            else []
-        )
+        try:
+            built = build_site(settings, self.previewing)
+        except SiteRefused as refused:
+            raise _refusal(refused.problems) from None
+        check, catalog, site = built.check, built.catalog, built.site
+        warn_in_terminal(built.problems, check)
         log.debug(
             f"entry files: {check.checked} read and checked, {check.reused} unchanged; "
             f"entry pages: {site.rendered} rendered, {site.reused} unchanged"
         )
-        self.pages = [*site.pages, *drafts]
+        self.pages = built.pages
         if self.config.nav_section:
             # The theme prints navigation titles as HTML.
             pages = [
