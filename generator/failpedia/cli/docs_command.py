@@ -12,11 +12,15 @@ from failpedia.cli.exit_codes import EXIT_CODES, PROBLEMS, SUCCESS
 from failpedia.docgen.documents import project_regions
 from failpedia.docgen.layering import DeclarationError
 from failpedia.docgen.regions import RegionError, update
+from failpedia.project.locate import find_project
 
 
 def cmd_docs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Rewrite each region from what it describes; with ``--check``, name each stale one."""
-    root = Path(args.root)
+    # The documents lie beside the package they describe: --root, else the project here,
+    # else the checkout the package runs from.
+    project = None if args.root is not None else find_project(None)
+    root = project.root if project is not None else Path(args.root or ".")
     try:
         outcomes = update(root, project_regions(parser, EXIT_CODES), check=args.check)
     except (DeclarationError, RegionError) as error:
