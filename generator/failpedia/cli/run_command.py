@@ -1,97 +1,33 @@
-"""``failpedia run -- CMD ...``: run a training command, its output passed through live
-and diagnosed as it streams; the diagnosis follows on stderr when it ends.
+"""``failpedia run -- CMD ...``: the command line of the wrapped run (``wrap``).
 
 The exit status is the command's (128 + n when signal n killed it; 127 when it could not
-be found, 126 when it could not be run; 2 for our own bad usage, found before it starts).
-Matching runs in a process of its own, fed through a spool on disk
-(``background_matching``), so the command never waits for it: not for the index to be
-compiled (only a missing index stops it from starting), nor for the matching; the
-diagnosis is printed once the matcher has caught up. Nothing of the diagnosis may hurt
-the run: should matching fail, the output still passes through and the failure is
-reported at the end; output past the spool's cap (``--spool-cap``), or after the spool
-could not be written, is passed through unmatched, and the diagnosis says so.
+be found, 126 when it could not be run; 2 for our own bad usage, found before it starts:
+no command, a ``--json`` file that cannot be written, no signature index).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
+import functools
 import sys
-import tempfile
-from contextlib import suppress
 from pathlib import Path
 
-from failpedia.cli.background_matching import DEFAULT_CAP, BackgroundDiagnosis
 from failpedia.cli.logs_commands import index_source_of
-from failpedia.cli.passthrough import Outcome, run_passing_through
-from failpedia.diagnose.live import LiveDiagnosis
-from failpedia.diagnose.output import diagnosis_json, run_text
 from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable
-from failpedia.signatures.redaction import redact
-
-STREAM_NAMES = ("stdout", "stderr")
-
-
-def _command(args: argparse.Namespace) -> list[str]:
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
-    return command
-
-
-def _check_json_target(path: Path) -> str | None:
-    """Why ``--json`` cannot be written there, found before the command runs; or None."""
-    folder = path.parent
-    if not folder.is_dir():
-        return f"--json {path}: no folder {folder}"
-    if path.is_dir():
-        return f"--json {path}: is a folder"
-    if not os.access(folder, os.W_OK):
-        return f"--json {path}: cannot write in {folder}"
-    return None
-
-
-def _outcome_text(status: int) -> str:
-    if status > 128 and status - 128 in signal.valid_signals():
-        name = signal.Signals(status - 128).name
-        return f"it was killed by {name}, exit status {status}"
-    return f"it exited with status {status}"
-
-
-def _write_json(path: Path, text: str) -> str | None:
-    """Write the file whole or not at all; why it failed, or None."""
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
-        os.replace(temporary, path)
-    except OSError as error:
-        return f"--json {path}: cannot write: {error.strerror or error}"
-    return None
-
-
-def _separator(outcome: Outcome) -> str:
-    """A blank line before the diagnosis, and first a line end where the output left the
-    cursor mid-line, so the diagnosis starts on a line of its own."""
-    stderr_last = outcome.last_bytes[1]
-    if stderr_last not in (b"", b"\n"):
-        return "\n\n"
-    stdout_last = outcome.last_bytes[0]
-    if outcome.last_stream == 0 and os.isatty(1) and stdout_last not in (b"", b"\n"):
-        return "\n\n"
-    return "\n"
+from failpedia.wrap.wrapped_run import RunOptions, check_json_target, run_wrapped
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    command = _command(args)
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
     if not command:
         print("failpedia run: give the command to run after --", file=sys.stderr)
         return 2
     json_path = Path(args.json) if args.json else None
     if json_path is not None:
-        problem = _check_json_target(json_path)
+        problem = check_json_target(json_path)
         if problem:
             print(f"failpedia run: {problem}", file=sys.stderr)
             return 2
@@ -101,48 +37,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     except IndexUnavailable as error:
         print(f"failpedia run: {error}", file=sys.stderr)
         return 2
-
-    def make_live() -> LiveDiagnosis:  # in the matcher, while the command runs
-        return LiveDiagnosis(open_index(), STREAM_NAMES, args.context, args.engine)
-
-    cap = DEFAULT_CAP if args.spool_cap is None else args.spool_cap
-    watch = BackgroundDiagnosis(make_live, Path(args.spool) if args.spool else None, cap)
-    try:
-        outcome = run_passing_through(command, watch.feed)
-    except BaseException as error:
-        watch.abandon()
-        if not isinstance(error, OSError):
-            raise
-        reason = error.strerror or error
-        print(f"failpedia run: cannot run {command[0]!r}: {reason}", file=sys.stderr)
-        return 127 if isinstance(error, FileNotFoundError) else 126
-    diagnosis = watch.finish()
-    sys.stdout.flush()
-    report = [_separator(outcome), watch.notes]
-    if diagnosis is None:
-        report.append(f"failpedia: the output could not be diagnosed ({watch.error})")
-    else:
-        diagnosis = index_source.with_nearest(diagnosis, source)
-        diagnosis.warnings.extend(watch.warnings)
-        for warning in diagnosis.warnings:
-            report.append(f"warning: {warning}\n")
-        report.append(run_text(diagnosis, _outcome_text(outcome.exit_status)))
-        if watch.warnings and outcome.exit_status != 0:
-            report.append(
-                "\n\nPart of the output was not matched: `failpedia diagnose train.log` "
-                "reads a saved log whole (`failpedia run -- CMD 2>&1 | tee train.log` "
-                "saves one)."
-            )
-        elif not diagnosis.findings and outcome.exit_status != 0:
-            report.append(
-                "\n\nNo entry knows this failure yet. Keep the output "
-                "(`failpedia run -- CMD 2>&1 | tee train.log`), then `failpedia report "
-                "train.log` writes an issue body for it, with your environment."
-            )
-        if json_path is not None:
-            problem = _write_json(json_path, diagnosis_json(diagnosis, scrub=redact))
-            if problem:
-                report.append(f"\nfailpedia run: {problem}")
-    with suppress(OSError):  # stderr is gone: the exit status still tells
-        print(redact("".join(report)), file=sys.stderr, flush=True)
-    return outcome.exit_status
+    options = RunOptions(
+        context=args.context,
+        engine=args.engine,
+        json_path=json_path,
+        spool=Path(args.spool) if args.spool else None,
+        spool_cap=args.spool_cap,
+    )
+    add_nearest = functools.partial(index_source.with_nearest, source=source)
+    return run_wrapped(command, open_index, add_nearest, options)
