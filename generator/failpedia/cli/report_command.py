@@ -17,12 +17,12 @@ import getpass
 import os
 import sys
 
-from failpedia.cli.issue_report import REPORT_PACKAGES, issue_report
 from failpedia.cli.logs_commands import index_source_of
 from failpedia.diagnose.diagnosis import diagnose
 from failpedia.diagnose.findings import Diagnosis
 from failpedia.diagnose.sources import collect_inputs
 from failpedia.project import index_source
+from failpedia.report.issue_report import REPORT_PACKAGES, issue_report
 from failpedia.signatures.index_format import IndexUnavailable
 from failpedia.signatures.redaction import Redactor
 from failpedia.site.issue_links import new_issue_url

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from failpedia.cli.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
+from failpedia.report.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
 from failpedia.diagnose.findings import Diagnosis, ErrorLine, Finding
 from failpedia.diagnose.output import starter
 from failpedia.signatures.finding_order import ROLE_TEXT
