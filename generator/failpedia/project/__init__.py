@@ -1,11 +1,13 @@
-"""The project, found once for every command and the site: where it is (``--root``, the
-current folder, the checkout the package runs from, or the wheel's own data:
-``locate``), its signature index (a file given, the wheel's, or compiled from the
-project's entries and kept in the user's cache: ``index_source``, ``index_cache``,
-``light_compile``), and its site's pages (``pages``: what ``failpedia render`` writes, built
-by the function the mkdocs plugin runs).
+"""The project, found once for every command: where it is (``locate``: ``--root``, else
+the current folder's project, else the checkout the package runs from, else the wheel's
+own data), its entries folder from its settings, and its signature index (``index_source``:
+a file given, the wheel's, or compiled from the project's entries and kept in the user's
+cache, ``index_cache`` and ``index_compile``), and the data a wheel ships
+(``package_data``, for ``setup.py``). The site's pages are built by
+``site.pipeline.build_site``, the one function the mkdocs plugin and ``failpedia render``
+share.
 
-Of ``site`` it reads the pages, of ``diagnose`` the nearest entries of a diagnosis.
+Of ``diagnose`` it reads the nearest entries of a diagnosis.
 """
 
-MAY_IMPORT = ("settings", "catalog", "signatures", "site", "diagnose")
+MAY_IMPORT = ("settings", "catalog", "signatures", "diagnose")
