@@ -168,33 +168,47 @@
     return block;
   }
 
-  // An entry's title, its `code` spans as code (as the theme shows the page's title).
-  function titleElement(title) {
-    var heading = element("h1");
-    String(title).split("`").forEach(function (part, index) {
+  // `text` into `node`, its `code` spans as code (as the theme shows a page's title), the
+  // rest as text: entry titles and summaries are Markdown, and never HTML here.
+  function withCode(node, text) {
+    String(text).split("`").forEach(function (part, index) {
       if (!part) return;
-      heading.appendChild(index % 2 ? element("code", null, part) : document.createTextNode(part));
+      node.appendChild(index % 2 ? element("code", null, part) : document.createTextNode(part));
     });
-    return heading;
+    return node;
   }
 
+  // The id of the Fix heading on every entry page (templates/entry.md.j2's "## Fix").
+  var FIX_ANCHOR = "fix";
+
+  // A matched entry: its title, the query with the matched part marked and the entry's
+  // quick answer (its summary, from signatures.json through the worker), all one link to
+  // the page, then a link straight to the page's fix.
   function entryItem(query, finding) {
     var item = element("li", "md-search-result__item fp-search-owner");
     item.setAttribute("data-entry", finding.id);
+    var page = new URL(finding.url, siteRoot);
     var link = element("a", "md-search-result__link");
-    link.href = new URL(finding.url, siteRoot).href;
+    link.href = page.href;
     link.tabIndex = -1;
     var article = element("article", "md-search-result__article md-typeset");
     article.appendChild(element("div", "md-search-result__icon md-icon"));
-    article.appendChild(titleElement(finding.title));
+    article.appendChild(withCode(element("h1"), finding.title));
     var line = element("p", "fp-search-owner__line");
     var parts = marked(query, finding.first);
     line.appendChild(document.createTextNode(parts[0]));
     line.appendChild(element("mark", null, parts[1]));
     line.appendChild(document.createTextNode(parts[2]));
     article.appendChild(line);
+    if (finding.summary) {
+      article.appendChild(withCode(element("p", "fp-search-owner__answer"), finding.summary));
+    }
     link.appendChild(article);
     item.appendChild(link);
+    var fix = element("a", "fp-search-owner__fix", "How to fix it");
+    page.hash = FIX_ANCHOR;
+    fix.href = page.href;
+    item.appendChild(fix);
     return item;
   }
 

@@ -215,6 +215,53 @@
     return removeEventListener.call(this, type, wrapped || listener, options);
   };
 
+  // The full-text index (search/search_index.json, the largest file of the site) is read
+  // only once the search is used: the theme requests it as each page loads, searched or
+  // not, and 9.8 offers no setting for when. Its request is held until the reader focuses a
+  // search box (the header's, the home page's, the 404 page's; the theme focuses its box
+  // for "/", "s", "f", the header's search button and a ?q= address) or types in one; a
+  // page opened from a result (?h=, the words to highlight, which need the index) asks at
+  // once. The signature matcher (search-owner.js) answers a pasted message without it.
+  var INDEX_PATH = /\/search\/search_index\.json$/;
+  var SEARCH_BOXES = "[data-md-component=search-query], .fp-search-input";
+  var indexWanted = new URL(location.href).searchParams.has("h");
+  var heldSends = [];
+  var open = XMLHttpRequest.prototype.open;
+  var send = XMLHttpRequest.prototype.send;
+  var isIndex = new WeakSet();
+  XMLHttpRequest.prototype.open = function (method, url) {
+    var address = new URL(String(url), location.href);
+    if (INDEX_PATH.test(address.pathname)) isIndex.add(this);
+    else isIndex.delete(this);
+    return open.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    if (!indexWanted && isIndex.has(this)) {
+      var request = this, args = arguments;
+      heldSends.push(function () {
+        try {
+          send.apply(request, args);
+        } catch (error) {  // the theme gave the request up (abort) while it was held
+        }
+      });
+      return undefined;
+    }
+    return send.apply(this, arguments);
+  };
+  function wantIndex() {
+    if (indexWanted) return;
+    indexWanted = true;
+    heldSends.splice(0).forEach(function (release) { release(); });
+  }
+  function onSearchBox(event) {
+    var target = event.target;
+    if (target && target.matches && target.matches(SEARCH_BOXES)) wantIndex();
+  }
+  document.addEventListener("focusin", onSearchBox, true);
+  document.addEventListener("input", onSearchBox, true);
+  // For tests and the curious: whether the page has asked for the full-text index yet.
+  window.failpediaSearchIndexWanted = function () { return indexWanted; };
+
   document.addEventListener("input", function (event) {
     var input = event.target;
     if (!input || !input.matches || !input.matches("[data-md-component=search-query]")) return;

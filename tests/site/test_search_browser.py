@@ -1,21 +1,40 @@
-"""Site search in headless Chromium finds an entry from its pasted or typed error text."""
+"""Site search in headless Chromium: the wiring and what a reader sees. Loading a page
+asks for no full-text index until a search box is used; a pasted or typed message shows
+its entry first, with its quick answer and a link to its fix, at desktop and phone width;
+the query cleaning; a huge paste. Whether every signature line and alias finds its entry
+is checked by the same scripts run in Node (``test_search_lines.py``)."""
 
 from __future__ import annotations
 
-import contextlib
+from urllib.parse import urlsplit
 
 import pytest
 from longtask import LONGEST_TASK_BOUND_MS, RECORD_LONGEST_TASK, longest_task_ms
 from search_cases import CATALOG, signature_cases
 from sitebuild import REPO
 
-CASES = signature_cases()
-# Every line is pasted. Typing reaches the same search through a keystroke per character,
-# so each entry's first signature line and every alias (what a reader types) is typed.
-TYPED_CASES = [case for case in CASES if case[1].endswith("-signature0") or "-alias" in case[1]]
+BOX = "input[data-md-component=search-query]"
 # The first result: an entry the signature matcher lists (search-owner.js), else the first
 # full-text result.
 FIRST_RESULT = ".md-search-result a.md-search-result__link"
+OWNER = "[data-fp-search-owners] > li"
+INDEX = "/search/search_index.json"
+PHONE = {"width": 390, "height": 844}
+# The note the count shows where the message looks like an error and no signature matches.
+NO_MATCH_NOTE = "No entry's signature matches"
+
+
+def _line(entry_id: str, contains: str) -> tuple[str, str]:
+    """(entry page path, signature line) of the entry's line that contains ``contains``."""
+    for url, label, text in signature_cases():
+        if url.endswith(f"/{entry_id}/") and "-signature" in label and contains in text:
+            return url, text
+    raise AssertionError(f"{entry_id} has no signature line with {contains!r}")
+
+
+def _summary(entry_id: str) -> str:
+    """The entry's summary as the result shows it: its `code` spans as code."""
+    return next(item.entry.summary for item in CATALOG.entries if item.entry.id == entry_id)
 
 
 @pytest.fixture(scope="module")
@@ -35,71 +54,151 @@ def loaded_page(browser, site_url):
 @pytest.fixture
 def search_page(loaded_page):
     """The search box, focused and empty, with no results left from an earlier query."""
-    box = "input[data-md-component=search-query]"
-    loaded_page.fill(box, "")
-    loaded_page.dispatch_event(box, "keyup")
+    loaded_page.fill(BOX, "")
+    loaded_page.dispatch_event(BOX, "keyup")
     loaded_page.wait_for_function(
         "sel => !document.querySelector(sel)", arg=FIRST_RESULT, timeout=5_000
     )
-    loaded_page.click(box)
+    loaded_page.click(BOX)
     return loaded_page
 
 
-def _causes(url: str) -> list[str]:
-    """The pages of the entries the catalog names as causes of the entry at ``url``, or as
-    confused with it (the same message, printed by another failure)."""
-    entry_id = url.rstrip("/").rsplit("/", 1)[-1]
-    links = CATALOG.links(entry_id)
-    return [
-        f"{link.target.entry.category}/{link.target.entry.id}/"
-        for relation in ("caused-by", "confused-with")
-        for link in links.get(relation, [])
-    ]
+def _index_requests(requests: list[str]) -> list[str]:
+    return [url for url in requests if urlsplit(url).path.endswith(INDEX)]
 
 
-# The owner is first, or the signature matcher lists it after only entries that cause it
-# or that the catalog declares confused with it: a line that holds two entries' messages
-# ("watchdog thread terminated with exception: ... Watchdog caught collective operation
-# timeout") lists the cause first, as the log page does, and a message two failures print
-# alike ("Can't get attribute 'X' on <module '__main__'>": torch.load, or a spawned
-# DataLoader worker) lists both.
-OWNER_FIRST = """([selector, expected, causes]) => {
-    const path = link => new URL(link.href).pathname;
-    const link = document.querySelector(selector);
-    if (link && path(link).endsWith("/" + expected)) return true;
-    const listed = [...document.querySelectorAll("[data-fp-search-owners] > li > a")].map(path);
-    const at = listed.findIndex(page => page.endsWith("/" + expected));
-    return at > 0 && listed.slice(0, at).every(
-        page => causes.some(cause => page.endsWith("/" + cause)));
-}"""
+def test_the_full_text_index_loads_when_the_box_is_first_used(browser, site_url) -> None:
+    """A page view asks for no search_index.json; focusing the search box does, once, and
+    the full-text search then answers."""
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(site_url + "cuda/cuda-oom/", wait_until="networkidle")
+    assert _index_requests(requests) == []
+    assert page.evaluate("window.failpediaSearchIndexWanted()") is False
+    with page.expect_request(lambda request: urlsplit(request.url).path.endswith(INDEX)):
+        page.click(BOX)
+    page.keyboard.type("nan loss")
+    page.wait_for_function(
+        "() => /mention/.test(document.querySelector('.md-search-result__meta').textContent)",
+        timeout=30_000,
+    )
+    assert len(_index_requests(requests)) == 1
+    context.close()
 
 
-def _owner_first(page, expected: str) -> tuple[bool, str]:
-    """Wait until the expected page is first (or after only its causes), or give up;
-    whether it is, and the first result."""
-    arg = [FIRST_RESULT, expected, _causes(expected)]
-    with contextlib.suppress(Exception):  # on timeout, report what was found instead
-        page.wait_for_function(OWNER_FIRST, arg=arg, timeout=15_000)
-    link = page.query_selector(FIRST_RESULT)
-    first = link.evaluate("link => link.href") if link else "(no results)"
-    return bool(page.evaluate(OWNER_FIRST, arg)), first
+def test_home_page_box_and_highlighted_pages_ask_for_the_index(browser, site_url) -> None:
+    """The home page's own search box asks for the index when focused; a page opened from a
+    search result (?h=) asks at once, since it highlights the searched words with it."""
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(site_url, wait_until="networkidle")
+    assert _index_requests(requests) == []
+    with page.expect_request(lambda request: urlsplit(request.url).path.endswith(INDEX)):
+        page.focus(".fp-search-input")
+    with page.expect_request(lambda request: urlsplit(request.url).path.endswith(INDEX)):
+        page.goto(site_url + "cuda/cuda-oom/?h=memory", wait_until="load")
+    page.wait_for_selector("article mark", timeout=30_000)
+    context.close()
 
 
-@pytest.mark.parametrize(
-    ("url", "label", "query"), TYPED_CASES, ids=[case[1] for case in TYPED_CASES]
-)
-def test_typed_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:
-    search_page.keyboard.type(query)
-    found, first = _owner_first(search_page, url)
-    assert found, f"{query!r}: first result {first}"
+def test_pasted_line_on_a_cold_page_shows_entry_quick_answer_and_fix(browser, site_url) -> None:
+    """A message pasted into the box of a page just opened: its entry is listed first with
+    its quick answer; the count never says no signature matched; the fix link opens the
+    entry at its Fix heading."""
+    url, line = _line("autograd-leaf-inplace", "a leaf Variable")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site_url, wait_until="load")
+    page.evaluate(
+        """() => { window.__counts = [];
+                   new MutationObserver(() => window.__counts.push(
+                       document.querySelector('.md-search-result__meta').textContent))
+                     .observe(document.querySelector('.md-search-result__meta'),
+                              { childList: true, characterData: true, subtree: true }); }"""
+    )
+    page.click(BOX)
+    page.keyboard.insert_text("[rank0]: " + line)
+    entry = page.locator(OWNER).first
+    entry.wait_for(state="visible", timeout=15_000)
+    assert entry.get_attribute("data-entry") == "autograd-leaf-inplace"
+    answer = entry.locator(".fp-search-owner__answer")
+    assert answer.is_visible()
+    assert answer.text_content() == _summary("autograd-leaf-inplace").replace("`", "")
+    # `code` in the summary is code, set as text.
+    assert answer.locator("code").count() == _summary("autograd-leaf-inplace").count("`") // 2
+    page.wait_for_function(
+        "q => { const s = window.failpediaSearchOwner.state();"
+        " return s.settled && s.settled.query === q; }",
+        arg="[rank0]: " + line,
+        timeout=30_000,
+    )
+    counts = page.evaluate("window.__counts")
+    assert counts and not [text for text in counts if NO_MATCH_NOTE in text], counts
+    fix = entry.locator("a.fp-search-owner__fix")
+    assert fix.is_visible()
+    fix.click()
+    page.wait_for_url(lambda address: urlsplit(address).path.endswith("/" + url))
+    assert urlsplit(page.url).fragment == "fix"
+    page.wait_for_function(
+        "() => { const r = document.getElementById('fix').getBoundingClientRect();"
+        " return r.top >= 0 && r.top < innerHeight; }"
+    )
+    context.close()
 
 
-@pytest.mark.parametrize(("url", "label", "query"), CASES, ids=[case[1] for case in CASES])
-def test_pasted_error_finds_its_entry_first(search_page, url: str, label: str, query: str) -> None:
-    # insert_text delivers text the way a mouse paste does: an input event and no key events.
-    search_page.keyboard.insert_text(query)
-    found, first = _owner_first(search_page, url)
-    assert found, f"{query!r}: first result {first}"
+def test_phone_width_shows_the_entry_answer_and_fix(browser, site_url) -> None:
+    """On a phone the header's search opens, the pasted message's entry, quick answer and
+    fix link are shown, and nothing is wider than the screen."""
+    _, line = _line("cuda-oom", "CUDA out of memory")
+    page = browser.new_page(viewport=PHONE)
+    page.goto(site_url + "diagnose/", wait_until="load")
+    page.click("label.md-header__button[for=__search]")
+    page.locator(BOX).wait_for(state="visible")
+    page.keyboard.insert_text(line)
+    entry = page.locator(OWNER).first
+    entry.wait_for(state="visible", timeout=15_000)
+    assert entry.get_attribute("data-entry") == "cuda-oom"
+    for part in (".fp-search-owner__answer", "a.fp-search-owner__fix", "h1"):
+        shown = entry.locator(part)
+        assert shown.is_visible(), part
+        box = shown.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], part
+    result = page.locator("[data-md-component=search-result]")
+    assert result.evaluate("node => node.scrollWidth <= node.clientWidth")
+    page.close()
+
+
+def test_typed_error_finds_its_entry_first(search_page) -> None:
+    """Typing reaches the search through a keystroke per character."""
+    url, line = _line("cuda-device-mismatch", "Expected all tensors")
+    search_page.keyboard.type(line)
+    search_page.wait_for_function(
+        """([sel, url]) => { const link = document.querySelector(sel);
+                             return link && new URL(link.href).pathname.endsWith("/" + url); }""",
+        arg=[FIRST_RESULT, url],
+        timeout=15_000,
+    )
+
+
+def test_pasted_alias_finds_its_entry_by_full_text(search_page) -> None:
+    """A wording no release prints (an alias) matches no signature: the full-text search
+    puts its entry first."""
+    url, alias = next(
+        (url, text)
+        for url, label, text in signature_cases()
+        if "-alias" in label and url.endswith("/cudnn-status-internal-error/")
+    )
+    search_page.keyboard.insert_text(alias)
+    search_page.wait_for_function(
+        """([sel, url]) => { const link = document.querySelector(sel);
+                             return link && new URL(link.href).pathname.endsWith("/" + url); }""",
+        arg=[FIRST_RESULT, url],
+        timeout=30_000,
+    )
 
 
 def test_search_needs_the_query_cleaning(search_page) -> None:

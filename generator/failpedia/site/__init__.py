@@ -8,7 +8,8 @@ task-list checkboxes ("Confirm it"; ``accessible_html``, a Markdown extension in
 mkdocs.yml), proof and coverage for pages, links to the issue forms (``issue_links``), the
 pages at retired ids' old addresses (``redirects``), what search engines read
 (``structured_data``: schema.org JSON-LD of entry pages; ``commit_dates``: each page's last
-commit, for the sitemap's lastmod).
+commit, for the sitemap's lastmod), and the site search's full-text index made smaller
+once the theme's search plugin has written it (``search_index``).
 
 Of ``verify`` it reads only ``results`` (which also reads records), never the runner:
 pages show proofs without loading it.

@@ -42,6 +42,7 @@ from failpedia.site.plugin_config import FailpediaConfig
 from failpedia.site.preview import warn_in_terminal
 from failpedia.site.redirects import redirect_pages
 from failpedia.site.render import RenderedPage
+from failpedia.site.search_index import drop_section_tags
 from failpedia.site.structured_data import entry_structured_data, script_json
 
 log = get_plugin_logger(__name__)
@@ -212,6 +213,8 @@ class FailpediaPlugin(BasePlugin[FailpediaConfig]):  # type: ignore[no-untyped-c
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         remember_built(config, self.pages)
+        # After the search plugin's on_post_build: it is listed before this plugin.
+        drop_section_tags(Path(config.site_dir))
 
     def on_serve(
         self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]
