@@ -70,13 +70,19 @@ function codePoints(text, units) {
 function compileIndex(data) {
   var r = data.rules;
   order = data.order;
+  order.keys.forEach(function (key) {
+    if (!ORDER_KEYS[key]) throw new Error("this page cannot sort findings by " + key);
+  });
   rules = {
     cap: r.line_cap,
     blank: r.blank,
     maxPrefixes: r.max_prefixes,
     ansi: new RegExp(r.ansi, "g"),
-    // "d": where each group matched, for the time as the log wrote it.
-    prefixes: r.prefixes.map(function (rule) { return [rule[0], new RegExp(rule[1], "d")]; }),
+    // "d": where each group matched, for the time as the log wrote it. Each rule says what
+    // each of its groups reads: "rank", or a part of a time.
+    prefixes: r.prefixes.map(function (rule) {
+      return { regex: new RegExp(rule[1], "d"), groups: rule[2] || [] };
+    }),
     rootMarker: r.root_cause_marker,
     errorLike: r.error_like.map(function (item) { return [item[0], new RegExp(item[1])]; }),
     rootRank: new RegExp(r.root_cause_rank),
@@ -113,6 +119,7 @@ function compileIndex(data) {
     warnings: warnings,
     // Where an issue about an unknown failure goes, and what is removed from it first.
     repoUrl: data.repo_url || "",
+    issueForms: data.issue_forms || null,
     redact: redactor(r.redactions),
     entries: entries,
     probe: new RegExp(literals.map(escapeRegExp).join("|"), "g"),
@@ -154,13 +161,15 @@ function redactor(list) {
 }
 
 // What a new-issue link may carry of a result, redacted: each unmatched line as
-// "file:line: text" and as its text alone (a title), and the inputs' names. Null where
-// there is nowhere to send it or nothing to redact it with.
+// "file:line: text" and as its text alone (a title), and the inputs' names, with the form
+// it fills and that form's limits. Null where there is nowhere to send it, nothing to
+// redact it with, or no form named.
 function issueParts(result) {
-  if (!index.repoUrl || !index.redact) return null;
+  if (!index.repoUrl || !index.redact || !index.issueForms) return null;
   var redact = index.redact;
   return {
     repoUrl: index.repoUrl,
+    forms: index.issueForms,
     lines: result.unmatched.map(function (e) {
       return redact(e.file + ":" + e.line + ": " + e.text);
     }),
@@ -189,24 +198,33 @@ function written(match) {
   return match.input.slice(match.indices[1][0], end);
 }
 
+// The time a prefix's groups give (parts: group values by what they read).
+function logTime(parts, match) {
+  return { year: parts.year === undefined ? null : +parts.year, month: +parts.month,
+           day: +parts.day, hour: +parts.hour, minute: +parts.minute, second: +parts.second,
+           fraction: parts.fraction || "", offset: offsetMinutes(parts.zone),
+           written: written(match) };
+}
+
+// A segment's prefixes stripped, one after another; the first rank and the first time
+// they give are the segment's.
 function parseSegment(raw) {
   var text = raw, rank = null, time = null;
   for (var round = 0; round < rules.maxPrefixes; round++) {
     var applied = false;
     for (var i = 0; i < rules.prefixes.length; i++) {
-      var name = rules.prefixes[i][0];
-      var match = rules.prefixes[i][1].exec(text);
+      var rule = rules.prefixes[i];
+      var match = rule.regex.exec(text);
       if (!match || match[0].length === 0) continue;
-      if (name === "torchrun" || name === "srun" || name === "nccl") {
-        if (rank === null) rank = /^[0-9]+$/.test(match[1]) ? String(parseInt(match[1], 10)) : match[1];
-      } else if (name === "iso" && time === null) {
-        time = { year: +match[1], month: +match[2], day: +match[3], hour: +match[4],
-                 minute: +match[5], second: +match[6], fraction: match[7] || "",
-                 offset: offsetMinutes(match[8]), written: written(match) };
-      } else if (name === "glog" && time === null) {
-        time = { year: null, month: +match[1], day: +match[2], hour: +match[3],
-                 minute: +match[4], second: +match[5], fraction: match[6] || "", offset: 0,
-                 written: written(match) };
+      var parts = {};
+      rule.groups.forEach(function (part, group) { parts[part] = match[group + 1]; });
+      if ("rank" in parts) {
+        var found = parts.rank;
+        if (rank === null && found !== undefined) {
+          rank = /^[0-9]+$/.test(found) ? String(parseInt(found, 10)) : found;
+        }
+      } else if ("month" in parts && time === null) {
+        time = logTime(parts, match);
       }
       text = text.slice(match[0].length);
       applied = true;
@@ -539,16 +557,13 @@ function finish(state) {
     });
     if (!changed) break;
   }
-  // The ranks of roles and kinds, as signatures/finding_order.py publishes them.
-  var roleOrder = order.roles, kindOrder = order.kinds;
+  findings.forEach(function (f) { f.level = level[f.entry.id]; });
   findings.sort(function (a, b) {
-    return ((roleOrder[a.entry.role] || 0) - (roleOrder[b.entry.role] || 0)) ||
-      (level[a.entry.id] - level[b.entry.id]) ||
-      ((kindOrder[a.entry.kind] || 0) - (kindOrder[b.entry.kind] || 0)) ||
-      ((a.rootCause ? 0 : 1) - (b.rootCause ? 0 : 1)) ||
-      compareTimes(a.firstTime, b.firstTime) ||
-      compareOrder([a.first.source, a.first.line, a.first.segment],
-                   [b.first.source, b.first.line, b.first.segment]);
+    for (var i = 0; i < order.keys.length; i++) {
+      var compared = ORDER_KEYS[order.keys[i]](a, b);
+      if (compared) return compared;
+    }
+    return 0;
   });
   trimErrors(state);
   var errors = findings.length ? [] : state.errors.slice().sort(function (a, b) {
@@ -564,6 +579,25 @@ function finish(state) {
     nearest: [],
     warnings: index.warnings.slice(),
   };
+}
+
+// How each key that signatures.json lists (order.keys, in the order findings are sorted
+// by) compares two findings, as generator/failpedia/diagnose/ordering.py computes it.
+var ORDER_KEYS = {
+  role: function (a, b) { return rankOf(order.roles, a.entry.role) - rankOf(order.roles, b.entry.role); },
+  causal_level: function (a, b) { return a.level - b.level; },
+  kind: function (a, b) { return rankOf(order.kinds, a.entry.kind) - rankOf(order.kinds, b.entry.kind); },
+  root_cause: function (a, b) { return (a.rootCause ? 0 : 1) - (b.rootCause ? 0 : 1); },
+  first_time: function (a, b) { return compareTimes(a.firstTime, b.firstTime); },
+  first_place: function (a, b) {
+    return compareOrder([a.first.source, a.first.line, a.first.segment],
+                        [b.first.source, b.first.line, b.first.segment]);
+  },
+};
+
+// A role's or a kind's rank; one the table does not know ranks first, as in Python.
+function rankOf(table, name) {
+  return Object.prototype.hasOwnProperty.call(table, name) ? table[name] : 0;
 }
 
 // The entries nearest in wording to the most error-like lines, where no signature matched:

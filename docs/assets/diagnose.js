@@ -25,14 +25,6 @@
     root.setAttribute("data-fp-state", "too-big");
   }
 
-  // The issue form for a failure no entry knows (.github/ISSUE_TEMPLATE/unknown-failure.yml)
-  // and the id of its field for the report, as generator/failpedia/site/issue_links.py
-  // names them. GitHub refuses links much longer than MAX_URL_LENGTH.
-  var UNKNOWN_FAILURE_FORM = "unknown-failure.yml";
-  var REPORT_FIELD = "report";
-  var MAX_URL_LENGTH = 8000;
-  var MAX_LINE = 500;
-  var MAX_TITLE = 120;
   // The longest line a "search this line" link puts in the search box.
   var MAX_QUERY = 200;
 
@@ -155,10 +147,13 @@
     return [fence + "text"].concat(lines, [fence]).join("\n");
   }
 
-  function issueUrl(repoUrl, title, body) {
+  // The link that opens the form for a failure no entry knows, with its report field
+  // filled in: the form, the field and the limits are those signatures.json publishes
+  // (issue_forms, from generator/failpedia/signatures/issue_forms.py).
+  function issueUrl(repoUrl, forms, title, body) {
     return repoUrl.replace(/\/+$/, "") + "/issues/new?template=" +
-      encodeURIComponent(UNKNOWN_FAILURE_FORM) + "&title=" + encodeURIComponent(title) +
-      "&" + REPORT_FIELD + "=" + encodeURIComponent(body);
+      encodeURIComponent(forms.unknown_failure_form) + "&title=" + encodeURIComponent(title) +
+      "&" + encodeURIComponent(forms.report_field) + "=" + encodeURIComponent(body);
   }
 
   // A new-issue link for a log no entry matched, built here from what the worker redacted
@@ -166,13 +161,14 @@
   // The least error-like lines are left out, then the last one shortened, until the link
   // is short enough.
   function newIssueLink(issues, result) {
-    if (!issues || !issues.repoUrl || !result.unmatched.length) return null;
+    if (!issues || !issues.repoUrl || !issues.forms || !result.unmatched.length) return null;
+    var forms = issues.forms, maxUrl = forms.max_url_length;
     var items = result.unmatched.map(function (e, position) {
       return { score: e.score, position: position,
-               text: shortened(issues.lines[position], MAX_LINE) };
+               text: shortened(issues.lines[position], forms.max_shown_line) };
     });
     var worst = items.reduce(function (a, b) { return b.score >= a.score ? b : a; });
-    var title = shortened(issues.titles[worst.position], MAX_TITLE);
+    var title = shortened(issues.titles[worst.position], forms.max_title_length);
     var names = issues.names.map(function (name) { return "`" + name.replace(/`/g, "'") + "`"; });
     var lines = result.inputs.reduce(function (sum, input) { return sum + input.lines; }, 0);
     function body(kept) {
@@ -195,17 +191,17 @@
       ].join("\n");
     }
     var kept = items.slice();
-    var url = issueUrl(issues.repoUrl, title, body(kept));
-    while (url.length > MAX_URL_LENGTH && kept.length > 1) {
+    var url = issueUrl(issues.repoUrl, forms, title, body(kept));
+    while (url.length > maxUrl && kept.length > 1) {
       var least = kept.reduce(function (a, b) { return b.score < a.score ? b : a; });
       kept.splice(kept.indexOf(least), 1);
-      url = issueUrl(issues.repoUrl, title, body(kept));
+      url = issueUrl(issues.repoUrl, forms, title, body(kept));
     }
-    while (url.length > MAX_URL_LENGTH && kept[0].text.length > 40) {
+    while (url.length > maxUrl && kept[0].text.length > 40) {
       kept[0] = { text: shortened(kept[0].text, Math.floor(kept[0].text.length / 2)) };
-      url = issueUrl(issues.repoUrl, title, body(kept));
+      url = issueUrl(issues.repoUrl, forms, title, body(kept));
     }
-    return url.length <= MAX_URL_LENGTH ? url : null;
+    return url.length <= maxUrl ? url : null;
   }
 
   function show(root, result, issues) {

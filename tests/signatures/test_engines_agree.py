@@ -20,6 +20,7 @@ import pytest
 from failpedia.catalog.validate import load_catalog
 from failpedia.diagnose.exact import ExactPattern
 from failpedia.signatures.dialect import PatternError, compile_pattern
+from failpedia.signatures.finding_order import published_finding_order
 from failpedia.signatures.line_rules import LINE_CAP, published_rules, split_line
 from helpers import REPO_ROOT
 from hypothesis import given, settings
@@ -47,7 +48,12 @@ class WorkerEngine:
 
     def ask(self, patterns: list[str], lines: list[str]) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None
-        request = {"rules": published_rules(), "patterns": patterns, "lines": lines}
+        request = {
+            "rules": published_rules(),
+            "order": published_finding_order(),
+            "patterns": patterns,
+            "lines": lines,
+        }
         self.process.stdin.write(json.dumps(request) + "\n")  # ASCII: surrogates escaped
         self.process.stdin.flush()
         reply: dict[str, Any] = json.loads(self.process.stdout.readline())

@@ -1,8 +1,8 @@
 // The log page's worker (docs/assets/diagnose-worker.js), run in Node outside a browser:
-// for each request on standard input (one JSON object a line: the index's "rules", canonical
-// "patterns" and log "lines"), it answers on one line how the worker reads each line into
-// segments and where each pattern matches in each segment, in code points, as Python
-// counts them. test_engines_agree.py asks the same of Python and compares. A request with
+// for each request on standard input (one JSON object a line: the index's "rules" and
+// "order", canonical "patterns" and log "lines"), it answers on one line how the worker
+// reads each line into segments and where each pattern matches in each segment, in code
+// points, as Python counts them. test_engines_agree.py asks the same of Python and compares. A request with
 // "redact" (texts) is answered with those texts as the worker redacts them for an issue
 // link, by the index's "rules".redactions (test_scrubbing.py).
 "use strict";
@@ -30,6 +30,7 @@ function answer(request) {
   context.compileIndex({
     site_url: "",
     rules: request.rules,
+    order: request.order,
     entries: request.patterns.map(function (source, number) {
       return { id: "pattern-" + number, patterns: [{ source: source, literals: [] }] };
     }),

@@ -21,12 +21,14 @@ from failpedia.signatures.index_format import (
     dump_json,
     entry_url,
 )
+from failpedia.signatures.issue_forms import published_issue_forms
 from failpedia.signatures.line_rules import published_rules
 from failpedia.signatures.nearest_rules import (
     FIELDS,
     NEAREST_FILE,
     NEAREST_FORMAT,
     published_nearest_rules,
+    register_stemmer,
     terms_of,
 )
 
@@ -61,6 +63,7 @@ def build_index(
         "repo_url": repo_url or "",
         "rules": published_rules(),
         "order": published_finding_order(),
+        "issue_forms": published_issue_forms(),
         "entries": entries,
         # Old ids of renamed and merged entries: old links and `explain OLD_ID` still work.
         "retired": {
@@ -74,7 +77,17 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
     """``nearest.json``: lunr's index of every entry's title, wording (signatures, real
     sightings, aliases), quick answer and mechanism, with the rules that turn a log's
     lines into a query (``signatures.nearest_rules``)."""
-    from lunr import lunr  # only when the file is written, never on diagnose's start-up
+    # Only when the file is written, never on diagnose's start-up.
+    from lunr import lunr
+    from lunr.builder import Builder
+    from lunr.stop_word_filter import stop_word_filter
+    from lunr.trimmer import trimmer
+
+    # lunr's default pipelines, with the stemmer the page's lunr.js stems alike with.
+    stemmer = register_stemmer()
+    builder = Builder()
+    builder.pipeline.add(trimmer, stop_word_filter, stemmer)
+    builder.search_pipeline.add(stemmer)
 
     documents = [
         {
@@ -102,6 +115,7 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
         ref="id",
         fields=[{"field_name": name, "boost": boost} for name, boost in FIELDS],
         documents=documents,
+        builder=builder,
     )
     return {
         "format": NEAREST_FORMAT,

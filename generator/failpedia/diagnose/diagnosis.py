@@ -4,25 +4,21 @@ Every candidate line the engine reports is split into segments (``line_rules``) 
 checked with the exact patterns (``matching``, which ``failpedia run`` shares through
 ``live``); a segment counts once per entry. Occurrences of one entry are
 grouped into one finding (the same error on 64 ranks is one finding with 64 ranks), and
-findings are ordered by, in turn:
+findings are ordered (``ordering``) by the keys ``signatures.finding_order`` lists: role,
+causal level (relations from the catalog, in both directions), what the failure does to
+the run, torchrun's root cause (findings on the rank that ``ChildFailedError``'s "Root
+Cause (first observed failure)" names, or inside that block), the earliest time a prefix
+gave (a year-less glog time takes the earliest year the findings' other timestamps show,
+or 1970), then the place of first appearance (for a command's stdout and stderr, read side
+by side, the order in which their lines arrived).
 
-1. role: entries that initiate a failure before those that follow from one;
-2. causal level: an entry comes after every found entry that causes it (relations from
-   the catalog, in both directions);
-3. torchrun's root cause: findings seen on the rank that ``ChildFailedError``'s "Root
-   Cause (first observed failure)" names, or inside that block, come first;
-4. the earliest time a prefix gave (a year-less glog time takes the earliest year the
-   findings' other timestamps show, or 1970);
-5. the order of first appearance in the input (``ordering``); for a command's stdout and
-   stderr, read side by side, the order in which their lines arrived.
-
-A finding's time and place in 4 and 5 are those of its earliest occurrence, the one shown
+A finding's time and place there are those of its earliest occurrence, the one shown
 as "first at" (``Finding.first_of``): in one input, a line without a time before every
 line with one (a traceback's last line, before a logger repeats it), else the earliest
 time; across inputs, the earliest time. A time without a year is shown as the log wrote
 it: the year assumed for it only orders it.
 
-The site's log page implements the same rules over the same ``signatures.json``.
+The site's log page implements the same rules, read from the same ``signatures.json``.
 """
 
 from __future__ import annotations

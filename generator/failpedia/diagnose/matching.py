@@ -183,7 +183,9 @@ class Tally:
     def _match(self, hit: LineHit, source: int, log: LogInput, arrival: int) -> None:
         matchers = self.matchers
         by_entry: dict[int, list[ExactPattern]] = {}
-        for probe in hit.probes:
+        # In the entry's order of patterns (probes are numbered in it): the first that
+        # matches gives the span shown, as on the log page, whatever order a set keeps.
+        for probe in sorted(hit.probes):
             if probe < len(matchers.pattern_of):
                 entry_index = matchers.pattern_of[probe][0]
                 by_entry.setdefault(entry_index, []).append(matchers.exact(probe))

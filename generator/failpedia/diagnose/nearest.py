@@ -16,6 +16,7 @@ from failpedia.signatures.nearest_rules import (
     NEAREST_FORMAT,
     most_error_like,
     rank,
+    register_stemmer,
     terms_of,
 )
 
@@ -38,6 +39,7 @@ def nearest_entries(
         return []
     from lunr.index import Index  # loaded only when nothing matched
 
+    register_stemmer()  # the query's words stemmed as the index's were, and as in lunr.js
     try:
         ranking = Index.load(data["lunr"])
     except (KeyError, TypeError, ValueError):

@@ -1,22 +1,20 @@
 """Put the failure that started it all first.
 
-Findings are ordered by, in turn: role (initiating, then downstream, then a wrapper that
-reports whichever failure it caught), causal level (an
-entry after every found entry that causes it), what the failure does to the run (a crash
-or a hang before a warning or a silently wrong result, which a run survives: where a
-warning is what led to the crash, the catalog says so with ``causes`` and the causal level
-puts it first), torchrun's root cause, the earliest time a prefix gave, and the order of
-first appearance. The site's log page applies the same
-order in ``diagnose-worker.js``, with the ranks of roles and kinds it reads from
-``signatures.json`` (``signatures.finding_order``).
+Findings are sorted by the keys ``signatures.finding_order.FINDING_ORDER`` names, in its
+order (role, causal level, kind, torchrun's root cause, first time, first place); this
+module computes each key. A crash or a hang comes before a warning a run survives: where
+a warning is what led to the crash, the catalog says so with ``causes`` and the causal
+level puts it first. The site's log page sorts by the same list of keys, which it reads
+from ``signatures.json`` (``order``), in ``diagnose-worker.js``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from failpedia.diagnose.findings import Finding, RootCause
-from failpedia.signatures.finding_order import KIND_ORDER, ROLE_ORDER
+from failpedia.signatures.finding_order import FINDING_ORDER, KIND_ORDER, ROLE_ORDER
 from failpedia.signatures.index_format import SignatureIndex
 
 
@@ -59,15 +57,26 @@ def order_findings(
         choose_first(finding, assumed_year)
     causal_levels(findings, index)
 
-    def key(finding: Finding) -> tuple[int, int, int, int, float, tuple[int, int, int, int]]:
-        assert finding.first is not None
-        return (
-            ROLE_ORDER.get(finding.entry.role, 0),
-            finding.level,
-            KIND_ORDER.get(finding.entry.kind, 0),
-            0 if finding.root_cause else 1,
-            finding.first_time if finding.first_time is not None else math.inf,
-            finding.first.order,
-        )
+    return sorted(
+        findings, key=lambda finding: tuple(KEYS[name](finding) for name in FINDING_ORDER)
+    )
 
-    return sorted(findings, key=key)
+
+def _first_time(finding: Finding) -> float:
+    return finding.first_time if finding.first_time is not None else math.inf
+
+
+def _first_place(finding: Finding) -> tuple[int, int, int, int]:
+    assert finding.first is not None
+    return finding.first.order
+
+
+# How each key FINDING_ORDER names is computed (the worker has the same table).
+KEYS: dict[str, Callable[[Finding], int | float | tuple[int, int, int, int]]] = {
+    "role": lambda finding: ROLE_ORDER.get(finding.entry.role, 0),
+    "causal_level": lambda finding: finding.level,
+    "kind": lambda finding: KIND_ORDER.get(finding.entry.kind, 0),
+    "root_cause": lambda finding: 0 if finding.root_cause else 1,
+    "first_time": _first_time,
+    "first_place": _first_place,
+}

@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from failpedia.report.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
 from failpedia.diagnose.findings import Diagnosis, ErrorLine, Finding
 from failpedia.diagnose.output import starter
+from failpedia.report.entry_suggestion import NO_CATEGORY, suggest_category, suggest_id
 from failpedia.signatures.finding_order import ROLE_TEXT
 from failpedia.signatures.index_format import SignatureIndex
+from failpedia.signatures.issue_forms import MAX_SHOWN_LINE
 from failpedia.site.issue_links import (
     ENTRY_FIELD,
     ENTRY_WRONG_FORM,
@@ -50,7 +51,6 @@ REPORT_PACKAGES = (
     "nvidia-nccl-cu12",
     "nvidia-cudnn-cu12",
 )
-MAX_SHOWN_LINE = 500  # characters of one log line in the report
 # What can start inline markup in a line of Markdown, or end a table cell.
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>|#~&])")
 _BACKTICKS = re.compile(r"`+")

@@ -1,8 +1,10 @@
 """The order findings are listed in, as data both matchers read.
 
 ``failpedia diagnose`` (``diagnose.ordering``) and the log page's worker sort findings by
-the same keys; the ranks of roles and kinds below are published in ``signatures.json``
-(``order``) so the worker takes them from there instead of keeping a copy.
+the keys ``FINDING_ORDER`` names, in its order, with the ranks of roles and kinds below;
+all of it is published in ``signatures.json`` (``order``), so the worker takes it from
+there instead of keeping a copy. Each engine knows how to compute each named key; the
+order of the keys, and the ranks, are written here only.
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ ROLE_TEXT = {
 KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
+# The keys findings are sorted by, in turn (the first that differs decides):
+FINDING_ORDER = (
+    "role",  # ROLE_ORDER: an initiating failure first, a wrapper last
+    "causal_level",  # after every found entry that causes it (the catalog's links)
+    "kind",  # KIND_ORDER: a failure that ends the run before one it survives
+    "root_cause",  # seen on the rank torchrun named as the root cause, or in that block
+    "first_time",  # the earliest time a prefix gave its first occurrence; none last
+    "first_place",  # where it was first seen: the input, the line, the segment
+)
+
+
 def ends_the_run(kind: str) -> bool:
     """Whether a failure of this kind ends the run (ranked first in ``KIND_ORDER``): CI
     annotations and editors' problem lists call it an error, the others warnings. A kind
@@ -30,5 +43,10 @@ def ends_the_run(kind: str) -> bool:
 
 
 def published_finding_order() -> dict[str, Any]:
-    """The ranks and wording above, as ``signatures.json`` carries them for the log page."""
-    return {"roles": dict(ROLE_ORDER), "kinds": dict(KIND_ORDER), "role_text": dict(ROLE_TEXT)}
+    """The keys, ranks and wording above, as ``signatures.json`` carries them for the log page."""
+    return {
+        "keys": list(FINDING_ORDER),
+        "roles": dict(ROLE_ORDER),
+        "kinds": dict(KIND_ORDER),
+        "role_text": dict(ROLE_TEXT),
+    }

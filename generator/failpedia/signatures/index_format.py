@@ -5,10 +5,20 @@ everything that matches logs: the site's log page, ``failpedia diagnose`` from t
 or from a checkout. This module reads and writes the format; it needs nothing else of
 ours, so reading an index costs ``diagnose`` no YAML, no models and no templates.
 
+Besides the entries, the index carries the rules a matcher follows, as data, so that the
+log page's worker runs them instead of a copy of them: ``rules`` (how a line is read:
+``signatures.line_rules``, with the redaction policy), ``order`` (the keys findings are
+sorted by, and the ranks and wording of roles and kinds: ``signatures.finding_order``) and
+``issue_forms`` (the form a link about an unknown failure fills: ``signatures.issue_forms``).
+The Python matcher reads the same tables from those modules, whose values are what is
+published; the worker reads the index built with the site it came with.
+
 Format 1 only ever gains fields, never loses or renames one: an entry's ``summary`` (the
 quick answer ``failpedia run`` prints), the index's ``repo_url`` (where issue forms
 live) and ``retired`` (old ids of renamed and merged entries) came later, and a reader
-takes their absence as empty.
+takes their absence as empty; so did ``issue_forms``, ``order.keys`` and the third
+element of each ``rules.prefixes`` rule (what each of its groups reads), which the worker
+needs and finds in the index built beside it.
 """
 
 from __future__ import annotations

@@ -70,29 +70,39 @@ RANK_IN_NAME = r"(?:^|[^A-Za-z])rank[_-]?([0-9]+)"
 ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])"
 
 # Prefix rules, tried in order at the start of a segment until none applies. Each names
-# the groups it reads; the same table drives the browser.
-PREFIX_RULES: list[tuple[str, str]] = [
+# what its groups read, in order: ``rank`` (a rank, or the host:pid that names a process),
+# or the parts of a time (``TIME_PARTS``; a time without ``year`` has none in the log).
+# The first rank and the first time a segment's prefixes give are its own. The same table,
+# with what each group reads, drives the browser: no engine keys anything by a rule's name.
+PREFIX_RULES: list[tuple[str, str, tuple[str, ...]]] = [
     # torchrun --tee: "[default3]:" (role + local rank) or "[rank3]:" with --role rank.
-    ("torchrun", r"^[ \t]*\[[A-Za-z_]*?([0-9]+)\]:"),
+    ("torchrun", r"^[ \t]*\[[A-Za-z_]*?([0-9]+)\]:", ("rank",)),
     # srun -l / --label: "3: ".
-    ("srun", r"^[ \t]*([0-9]+): "),
+    ("srun", r"^[ \t]*([0-9]+): ", ("rank",)),
     # NCCL: "host:pid:tid [device] NCCL INFO ..." -> host:pid names the process.
-    ("nccl", r"^[ \t]*([A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+):[0-9]+ "),
+    ("nccl", r"^[ \t]*([A-Za-z0-9][A-Za-z0-9_.-]*:[0-9]+):[0-9]+ ", ("rank",)),
     # ISO 8601 and Python logging: "2024-05-01 12:00:00,123", "[2024-05-01T12:00:00.1Z]".
     (
         "iso",
         r"^[ \t]*\[?([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
         r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?\]?(?:[ \t]*[|-][ \t]*|[ \t]+|:[ \t]*|$)",
+        ("year", "month", "day", "hour", "minute", "second", "fraction", "zone"),
     ),
     # glog, as torch's C++ and elastic loggers print it: "[E1030 12:34:56.789012 123 f.cpp:616] ".
     (
         "glog",
         r"^[ \t]*\[?[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
         r"(?: +[0-9]+)?(?: [^\] \t]+:[0-9]+)?\] ?",
+        ("month", "day", "hour", "minute", "second", "fraction"),
     ),
     # Older glog without a time: "[E ProcessGroupNCCL.cpp:563] ".
-    ("glog-short", r"^[ \t]*\[[IWEF] [^\] \t]+:[0-9]+\] ?"),
+    ("glog-short", r"^[ \t]*\[[IWEF] [^\] \t]+:[0-9]+\] ?", ()),
 ]
+# What a prefix rule's group may read: a rank, or a part of a time. A time has at least
+# ``month`` to ``second``; ``fraction`` (digits after the point) and ``zone`` (``Z``,
+# ``+02:00``, ``-0500``) may be absent, ``year`` too (glog writes none).
+RANK_PART = "rank"
+TIME_PARTS = ("year", "month", "day", "hour", "minute", "second", "fraction", "zone")
 
 
 def published_rules() -> dict[str, Any]:
@@ -103,7 +113,9 @@ def published_rules() -> dict[str, Any]:
         "blank": BLANK,
         "max_prefixes": MAX_PREFIXES,
         "ansi": ANSI,
-        "prefixes": [list(rule) for rule in PREFIX_RULES],
+        # [name, regex, what each group reads]: readers that know only [name, regex]
+        # read the third element as absent.
+        "prefixes": [[name, source, list(groups)] for name, source, groups in PREFIX_RULES],
         "root_cause_marker": ROOT_CAUSE_MARKER,
         "root_cause_lines": ROOT_CAUSE_LINES,
         "root_cause_rank": ROOT_CAUSE_RANK,
@@ -117,7 +129,7 @@ def published_rules() -> dict[str, Any]:
 
 
 _ANSI = re.compile(ANSI)
-_RULES = [(name, re.compile(source, re.ASCII)) for name, source in PREFIX_RULES]
+_RULES = [(re.compile(source, re.ASCII), groups) for _, source, groups in PREFIX_RULES]
 
 
 class LogTime(NamedTuple):
@@ -176,38 +188,39 @@ def _written(match: re.Match[str]) -> str:
     return match.string[match.start(1) : end]
 
 
+def _log_time(parts: dict[str, str | None], match: re.Match[str]) -> LogTime:
+    """The time a prefix's groups give (``TIME_PARTS``), as the log wrote it."""
+    year = parts.get("year")
+    return LogTime(
+        int(year) if year is not None else None,
+        int(parts["month"] or 0),
+        int(parts["day"] or 0),
+        int(parts["hour"] or 0),
+        int(parts["minute"] or 0),
+        int(parts["second"] or 0),
+        parts.get("fraction") or "",
+        _offset_minutes(parts.get("zone")),
+        _written(match),
+    )
+
+
 def parse_segment(raw: str) -> Segment:
-    """Strip a segment's prefixes, reading rank and time from them."""
+    """Strip a segment's prefixes, reading rank and time from them (the first of each)."""
     text = raw
     rank: str | None = None
     time: LogTime | None = None
     for _ in range(MAX_PREFIXES):
-        for name, rule in _RULES:
+        for rule, groups in _RULES:
             match = rule.match(text)
             if not match or match.end() == 0:
                 continue
-            groups = match.groups()
-            if name in ("torchrun", "srun", "nccl"):
-                if rank is None:
-                    rank = str(int(groups[0])) if groups[0].isdigit() else groups[0]
-            elif name == "iso" and time is None:
-                year, month, day, hour, minute, second = (int(value) for value in groups[:6])
-                time = LogTime(
-                    year,
-                    month,
-                    day,
-                    hour,
-                    minute,
-                    second,
-                    groups[6] or "",
-                    _offset_minutes(groups[7]),
-                    _written(match),
-                )
-            elif name == "glog" and time is None:
-                month, day, hour, minute, second = (int(value) for value in groups[:5])
-                time = LogTime(
-                    None, month, day, hour, minute, second, groups[5] or "", 0, _written(match)
-                )
+            parts = dict(zip(groups, match.groups(), strict=True))
+            if RANK_PART in parts:
+                found = parts[RANK_PART]
+                if rank is None and found is not None:
+                    rank = str(int(found)) if found.isdigit() else found
+            elif "month" in parts and time is None:
+                time = _log_time(parts, match)
             text = text[match.end() :]
             break
         else:

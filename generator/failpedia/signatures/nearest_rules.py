@@ -8,12 +8,21 @@ log lines become terms the same way on both sides (the lines of the highest erro
 score, ``TERM``, lower-cased, joined by
 spaces, so lunr's own tokenizer has nothing left to split), and results are ordered by
 score rounded to ``SCORE_DIGITS`` places, then id, so float noise cannot reorder them.
+
+Both stem words with the Porter stemmer, but lunr's Python port (0.8) and lunr.js (2.3.9)
+differ at one step, a word's final ``y``: the port turns ``key``, ``array`` and ``display``
+into ``kei``, ``arrai`` and ``displai`` where lunr.js keeps them, and keeps ``dry`` where
+lunr.js writes ``dri``. The index is built, and the CLI queries it, with the port's
+stemmer at that step made lunr.js's (``register_stemmer``), so a log line finds the same
+entries with the same scores in the browser and on the command line.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 NEAREST_FILE = "nearest.json"
@@ -40,6 +49,36 @@ FIELDS: tuple[tuple[str, int], ...] = (
 MIN_QUERY_SCORE = 3
 
 _TERM = re.compile(TERM, re.ASCII)
+# lunr.js's step 1c: a final y after a consonant that follows something becomes i.
+_FINAL_Y = re.compile(r"^(.+?[^aeiou])y$")
+
+
+@functools.cache
+def register_stemmer() -> Callable[..., Any]:
+    """lunr's Python stemmer with its final-``y`` step made lunr.js's, registered under
+    lunr's own name for it (``stemmer``): an index built with it names it so, lunr.js
+    reads that name as its stemmer, and ``Index.load`` in Python takes this one. Imports
+    lunr, so it is called only where lunr is used."""
+    from lunr.pipeline import Pipeline
+    from lunr.stemmer import PorterStemmer
+
+    class BrowserStemmer(PorterStemmer):  # type: ignore[misc]
+        b: str  # the word being stemmed; k: the index of its last letter
+        k: int
+
+        def step1c(self) -> None:
+            if _FINAL_Y.match(self.b[: self.k + 1]):
+                self.b = self.b[: self.k] + "i" + self.b[self.k + 1 :]
+
+    porter = BrowserStemmer()
+
+    def stemmer(token: Any, i: int | None = None, tokens: Any = None) -> Any:
+        return token.update(porter.stem)
+
+    # What Pipeline.register_function does, without its warning that a name is taken.
+    setattr(stemmer, "label", "stemmer")  # noqa: B010 (a function's attribute lunr reads)
+    Pipeline.registered_functions["stemmer"] = stemmer
+    return stemmer
 
 
 def most_error_like(lines: list[tuple[int, str]]) -> list[str]:

@@ -3,23 +3,23 @@
 GitHub fills an issue form from the query string of ``<repo>/issues/new``: ``template``
 names the form (a file in ``.github/ISSUE_TEMPLATE/``), ``title`` the title, and each
 field's ``id`` its value. GitHub refuses links much over 8 KB, so a field that would make
-the link longer than ``MAX_URL_LENGTH`` is left for the reader to paste. The log page
-builds the same links in ``docs/assets/diagnose.js``; ``tests/site/test_issue_forms.py``
-checks that every field a link fills is a field of its form.
+the link longer than ``MAX_URL_LENGTH`` is left for the reader to paste. The forms, fields
+and limits are data (``signatures.issue_forms``), which ``signatures.json`` publishes: the
+log page builds its link in ``docs/assets/diagnose.js`` from them;
+``tests/site/test_issue_forms.py`` checks that every field a link fills is a field of its
+form.
 """
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-UNKNOWN_FAILURE_FORM = "unknown-failure.yml"
-ENTRY_WRONG_FORM = "entry-wrong.yml"
-# The ids of the forms' fields that links fill in.
-REPORT_FIELD = "report"  # unknown-failure.yml: the output of `failpedia report`
-ENTRY_FIELD = "entry"  # entry-wrong.yml: the entry's id
-ENVIRONMENT_FIELD = "environment"  # entry-wrong.yml: versions and hardware
-MAX_URL_LENGTH = 8000
-MAX_TITLE_LENGTH = 120
+from failpedia.signatures.issue_forms import ENTRY_FIELD as ENTRY_FIELD
+from failpedia.signatures.issue_forms import ENTRY_WRONG_FORM as ENTRY_WRONG_FORM
+from failpedia.signatures.issue_forms import ENVIRONMENT_FIELD as ENVIRONMENT_FIELD
+from failpedia.signatures.issue_forms import MAX_TITLE_LENGTH, MAX_URL_LENGTH
+from failpedia.signatures.issue_forms import REPORT_FIELD as REPORT_FIELD
+from failpedia.signatures.issue_forms import UNKNOWN_FAILURE_FORM as UNKNOWN_FAILURE_FORM
 
 
 def short_title(text: str) -> str:
