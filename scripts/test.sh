@@ -37,6 +37,9 @@ python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy
 failpedia validate
+# The README's command table and exit codes and CONTRIBUTING's field and package tables are
+# written from the parser, the model and the parts' declarations: none may be out of date.
+failpedia docs --check
 # Prove CPU reproducers both ways, contained; any verdict but proved fails the run, and so
 # does a machine where bubblewrap cannot contain them. Which ones (the plan, printed with
 # each entry's reason): those whose committed record does not prove them as they are here

@@ -2,26 +2,8 @@
 build the signature index, diagnose logs, run a command and diagnose its output, write
 an issue report, explain an entry.
 
-Exit codes: 0 success; 1 problems found in entries; 2 bad usage.
-
-``failpedia diagnose``: 0 when at least one known failure was found; 1 when none was;
-2 when an input could not be read (findings from the other inputs are still printed),
-or no signature index is available; 130 interrupted.
-
-``failpedia run``: the command's exit status (128 + n when signal n killed it, 127 when it
-was not found, 126 when it could not run); 2 for bad usage, before the command starts.
-
-``failpedia releases``: 0 when every signature's release range holds for the releases
-installed here; 1 when any does not (or the entries have problems).
-
-``failpedia report``: 0 when the report was written; 2 when a log could not be read (the
-report covers the others) or no signature index is available.
-
-``failpedia verify`` (see ``VERIFY_EPILOG``): 0 when every selected entry was proved or
-skipped for a missing device or requirement; 1 when any was not reproduced, failed its
-fix, timed out or hit a harness error (or the entries have problems); 2 bad usage
-(unknown id, bad git ref) or no containment without ``--unsafe-uncontained``; 130
-interrupted (SIGINT), 143 stopped (SIGTERM).
+What each command does (``command_help``) and what its exit statuses mean
+(``exit_codes``) are declared beside it, for ``--help`` and the README alike.
 """
 
 from __future__ import annotations
@@ -32,29 +14,8 @@ import sys
 from collections.abc import Callable
 
 from failpedia.cli import arguments
-
-VERIFY_EPILOG = """\
-Runs each selected entry's reproducer twice, in a fresh subprocess with a clean
-environment and the entry's time limit: `python repro.py` must print a line matching one
-of the entry's signatures; `python repro.py --fixed` must exit 0 and print none.
-Verdicts: proved, not-reproduced, fix-failed, timed-out, harness-error, skipped.
-Records go to verification/<id>.json (newest result per environment) unless --no-record.
-
-Reproducers are code from pull requests. They run contained in bubblewrap (bwrap):
-read-only filesystem, private /tmp and /dev/shm with a size limit, no network unless the
-entry declares it, an unprivileged user, process and memory limits, a private process
-tree that dies with the run. Where bubblewrap cannot contain them, verify refuses to run
-them unless --unsafe-uncontained is given. The first line on stderr says how they run.
-
-exit codes:
-  0  every selected entry proved, or skipped for a missing device or requirement
-     (with --require-packages, a missing requirement is a failure)
-  1  any entry not-reproduced, fix-failed, timed-out or harness-error; or entry problems
-  2  bad usage: unknown entry id, bad git ref; or no containment here and no
-     --unsafe-uncontained
-  130 interrupted (SIGINT); 143 stopped (SIGTERM); running reproducers are stopped
-"""
-
+from failpedia.cli.command_help import command_texts
+from failpedia.cli.exit_codes import INTERRUPTED
 
 # What ``failpedia diagnose --format`` can print; ``--json`` is ``--format json``.
 DIAGNOSE_FORMATS = ("text", "json", "github", "gcc")
@@ -81,10 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         "installed wheel ships)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("validate", help="check every entry; report all problems").set_defaults(
-        handler=_validate
+    commands.add_parser(
+        "validate", help="check every entry; report all problems", **command_texts("validate")
+    ).set_defaults(handler=_validate)
+    new = commands.add_parser(
+        "new", help="scaffold entries/<category>/<id>/", **command_texts("new")
     )
-    new = commands.add_parser("new", help="scaffold entries/<category>/<id>/")
     new.add_argument("target", metavar="CATEGORY/ID")
     new.add_argument(
         "--evidence",
@@ -93,10 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
         "reproducer (at most 15%% of the catalog; see CONTRIBUTING.md)",
     )
     new.set_defaults(handler=_new)
-    render = commands.add_parser("render", help="write the site's Markdown pages to a folder")
+    render = commands.add_parser(
+        "render", help="write the site's Markdown pages to a folder", **command_texts("render")
+    )
     render.add_argument("--out", required=True, metavar="DIR")
     render.set_defaults(handler=_render)
-    requirements = commands.add_parser("requirements", help="list the pins reproducers declare")
+    requirements = commands.add_parser(
+        "requirements", help="list the pins reproducers declare", **command_texts("requirements")
+    )
     requirements.add_argument(
         "--device",
         choices=("cpu", "cuda", "multi-gpu", "all"),
@@ -108,19 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     releases = commands.add_parser(
         "releases",
         help="check the signatures' release ranges against the pinned releases installed here",
+        **command_texts("releases"),
     )
     releases.add_argument(
         "--list", action="store_true", help="print every range and why it holds or not"
     )
     releases.set_defaults(handler=_releases)
-    schema = commands.add_parser("schema", help="write the JSON Schemas for entry files")
+    schema = commands.add_parser(
+        "schema", help="write the JSON Schemas for entry files", **command_texts("schema")
+    )
     schema.add_argument("--check", action="store_true", help="fail if the files are stale")
     schema.set_defaults(handler=_schema)
     verify = commands.add_parser(
         "verify",
         help="run reproducers both ways and record where they proved the failure",
-        epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **command_texts("verify"),
     )
     verify.add_argument("ids", nargs="*", metavar="ID", help="entries to verify (default: all)")
     verify.add_argument(
@@ -198,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge = commands.add_parser(
         "merge-records",
         help="add records made elsewhere (verify --records DIR) to the project's records",
+        **command_texts("merge-records"),
     )
     merge.add_argument("source", metavar="DIR", help="a folder of records (<id>.json)")
     merge.add_argument(
@@ -208,17 +178,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge.set_defaults(handler=_merge_records)
     index = commands.add_parser(
-        "index", help="write signatures.json, entries.json and nearest.json (what the wheel ships)"
+        "index",
+        help="write signatures.json, entries.json and nearest.json (what the wheel ships)",
+        **command_texts("index"),
     )
     index.add_argument("--out", required=True, metavar="DIR")
     index.set_defaults(handler=_index)
     diagnose = commands.add_parser(
         "diagnose",
         help="find known failures in logs, the initiating one first",
-        description="Read plain or gzip logs, folders of per-rank logs (torchrun --log-dir) "
-        "or standard input ('-'), and report the catalog's failures found in them.",
-        epilog="Exit codes: 0 a known failure was found; 1 none was; 2 an input could not "
-        "be read or no signature index is available; 130 interrupted.",
+        **command_texts("diagnose"),
     )
     diagnose.add_argument("paths", nargs="*", metavar="FILE|DIR|-")
     diagnose.add_argument(
@@ -255,14 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run a training command, pass its output through, diagnose it as it streams",
-        description="Run CMD with its output passed through unchanged and live (a terminal "
-        "stays a terminal), match every line as diagnose does, and print the diagnosis to "
-        "stderr when CMD ends. SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 and SIGALRM are "
-        "passed to CMD's process group.",
-        epilog="Exit status: CMD's (128+N when signal N killed it; 127 not found, 126 not "
-        "runnable); 2 bad usage or no signature index, found before CMD starts.",
         usage="failpedia run [-h] [--context N] [--json FILE] [--spool DIR] [--spool-cap SIZE] "
         "-- CMD [ARG ...]",
+        **command_texts("run"),
     )
     run.add_argument(
         "--context",
@@ -292,13 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="write a Markdown issue body for a failure (diagnosis, environment, redacted)",
-        description="Diagnose the logs (plain, gzip, folders, or standard input) and print a "
-        "Markdown issue body: the findings, or the most error-like lines with their context "
-        "when none matched; the environment (Python, OS, torch, CUDA, NCCL, GPU, driver, "
-        "packages); and the `failpedia new` line that starts an entry. Home folders and "
-        "what looks like a token are redacted. A link to the issue form goes to stderr.",
-        epilog="Exit codes: 0 the report was written; 2 a log could not be read or no "
-        "signature index is available.",
+        **command_texts("report"),
     )
     report.add_argument("paths", nargs="*", metavar="LOG")
     report.add_argument(
@@ -318,16 +276,18 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(report)
     report.set_defaults(handler=_report)
     explain = commands.add_parser(
-        "explain",
-        help="print an entry in the terminal",
-        description="Print the entry with this id, or the entry whose signature matches a "
-        'pasted message (failpedia explain "CUDA error: device-side assert triggered").',
-        epilog="Exit codes: 0 an entry was printed; 1 no signature matches the message (the "
-        "entries nearest in wording are listed); 2 no such id, or no signature index.",
+        "explain", help="print an entry in the terminal", **command_texts("explain")
     )
     explain.add_argument("id", metavar="ID|MESSAGE")
     _index_options(explain)
     explain.set_defaults(handler=_explain)
+    docs = commands.add_parser(
+        "docs", help="write the documents' generated tables", **command_texts("docs")
+    )
+    docs.add_argument(
+        "--check", action="store_true", help="name each region out of date instead of writing"
+    )
+    docs.set_defaults(handler=_docs)
     return parser
 
 
@@ -412,13 +372,19 @@ def _explain(args: argparse.Namespace) -> int:
     return cmd_explain(args)
 
 
+def _docs(args: argparse.Namespace) -> int:
+    from failpedia.cli.docs_command import cmd_docs
+
+    return cmd_docs(args, build_parser())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:  # the reader (head, less) went away: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
