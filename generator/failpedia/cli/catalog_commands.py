@@ -15,6 +15,7 @@ from failpedia.catalog.json_schema import SCHEMA_FILENAMES, schema_text, write_s
 from failpedia.catalog.problems import ProblemList, display_path
 from failpedia.catalog.scaffold import scaffold_entry
 from failpedia.catalog.validate import load_catalog, load_categories
+from failpedia.cli.exit_codes import PROBLEMS, SUCCESS, USAGE
 from failpedia.cli.project import checked_catalog, project_settings, report_problems
 from failpedia.settings import ProjectSettings
 from failpedia.site.pipeline import SiteRefused, build_site
@@ -43,7 +44,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return report_problems(problems)
     categories = len({item.entry.category for item in catalog.entries})
     print(f"{len(catalog.entries)} entries in {categories} categories: no problems.")
-    return 0
+    return SUCCESS
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -58,11 +59,11 @@ def cmd_new(args: argparse.Namespace) -> int:
         folder = scaffold_entry(settings.entries_dir, args.target, categories, args.evidence)
     except ValueError as error:
         print(f"failpedia new: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     made = "entry.yaml" if args.evidence else "entry.yaml and repro.py"
     print(f"created {folder.relative_to(settings.root)}/{made}")
     print("fill in every TODO; `failpedia validate` names each one left")
-    return 0
+    return SUCCESS
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -74,7 +75,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_pages(pages, out)
     print(f"wrote {len(pages)} pages to {out}")
-    return 0
+    return SUCCESS
 
 
 def cmd_requirements(args: argparse.Namespace) -> int:
@@ -98,7 +99,7 @@ def cmd_requirements(args: argparse.Namespace) -> int:
     )
     for pin in pins:
         print(f"{pin} {private_folder(pin)}" if args.private else pin)
-    return 0
+    return SUCCESS
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -123,10 +124,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
             return report_problems(problems)
         for name in stale:
             print(f"{entries_dir / name} is out of date; run `failpedia schema`", file=sys.stderr)
-        return 1 if stale else 0
+        return PROBLEMS if stale else SUCCESS
     for path in write_schemas(entries_dir):
         print(f"wrote {path.relative_to(settings.root)}")
-    return 0
+    return SUCCESS
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -136,4 +137,4 @@ def cmd_index(args: argparse.Namespace) -> int:
         return catalog
     for path in write_package_data(catalog, settings.site_url, Path(args.out), settings.repo_url):
         print(f"wrote {path}")
-    return 0
+    return SUCCESS

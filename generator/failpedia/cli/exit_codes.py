@@ -10,6 +10,8 @@ import textwrap
 
 SUCCESS = 0
 PROBLEMS = 1
+# ``diagnose`` and ``explain``: nothing in the catalog matched.
+NONE_FOUND = 1
 USAGE = 2
 INTERRUPTED = 128 + signal.SIGINT
 STOPPED = 128 + signal.SIGTERM
@@ -58,7 +60,7 @@ EXIT_CODES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "diagnose": (
         (str(SUCCESS), "a known failure was found"),
-        (str(PROBLEMS), "none was"),
+        (str(NONE_FOUND), "none was"),
         (
             str(USAGE),
             "an input could not be read, whether named or inside a folder given, each named "
@@ -90,7 +92,7 @@ EXIT_CODES: dict[str, tuple[tuple[str, str], ...]] = {
     "explain": (
         (str(SUCCESS), "an entry was printed"),
         (
-            str(PROBLEMS),
+            str(NONE_FOUND),
             "no signature matches a pasted message (the entries nearest in wording are listed)",
         ),
         (str(USAGE), "no such id, or no signature index"),

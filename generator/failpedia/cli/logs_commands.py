@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from failpedia.cli.exit_codes import NONE_FOUND, SUCCESS, USAGE
 from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable, SignatureIndex, retired_text
 
@@ -41,7 +42,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print(
             "failpedia diagnose: give log files or folders, or pipe a log into '-'", file=sys.stderr
         )
-        return 2
+        return USAGE
     skipped: list[str] = []
     inputs, problems = collect_inputs(args.paths, skipped)
     try:
@@ -51,7 +52,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         result = diagnose(inputs, index, context=args.context, engine_name=args.engine)
     except IndexUnavailable as error:
         print(f"failpedia diagnose: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     result = index_source.with_nearest(result, source)
     result.problems[:0] = problems
     result.skipped.extend(skipped)
@@ -65,8 +66,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if shown:  # github and gcc print nothing where nothing matched
         print(shown)
     if result.problems:
-        return 2
-    return 0 if result.findings else 1
+        return USAGE
+    return SUCCESS if result.findings else NONE_FOUND
 
 
 def _diagnosis_shown(result: Diagnosis, inputs: list[LogInput], args: argparse.Namespace) -> str:
@@ -95,7 +96,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         texts = index_source.load_entry_texts(source)
     except IndexUnavailable as error:
         print(f"failpedia explain: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     entry_id = args.id
     successor = index.successor(entry_id) if entry_id not in texts else None
     if successor is not None:  # an old id of a renamed or merged entry: show that entry
@@ -110,15 +111,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"failpedia explain: entry {entry_id!r} has problems; `failpedia validate` lists them",
             file=sys.stderr,
         )
-        return 2
+        return USAGE
     if entry is None:
         close = difflib.get_close_matches(entry_id, list(texts), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         print(f"failpedia explain: no entry {entry_id!r}{hint}", file=sys.stderr)
-        return 2
+        return USAGE
     indexed = next(item for item in index.entries if item.id == entry_id)
     print(explain_text(entry, index.url(indexed)), end="")
-    return 0
+    return SUCCESS
 
 
 def _looks_like_an_id(text: str) -> bool:
@@ -151,10 +152,10 @@ def _explain_message(
             print("Not matches, only the entries nearest in wording to it:")
             for near in result.nearest:
                 print(f"  - {visible(near.title)}\n    {near.id}: {near.url}")
-        return 1
+        return NONE_FOUND
     first, *others = result.findings
     print(explain_text(texts[first.entry.id], first.url), end="")
     if others:
         also = ", ".join(finding.entry.id for finding in others)
         print(f"\nThe message also matches: {also} (`failpedia explain ID` for each).")
-    return 0
+    return SUCCESS

@@ -9,6 +9,7 @@ import sys
 from failpedia.catalog.catalog import Catalog
 from failpedia.catalog.problems import ProblemList
 from failpedia.catalog.validate import check_catalog, load_catalog
+from failpedia.cli.exit_codes import PROBLEMS
 from failpedia.project.index_compile import left_out_text
 from failpedia.project.locate import project_or_here
 from failpedia.settings import ProjectSettings
@@ -24,7 +25,7 @@ def report_problems(problems: ProblemList) -> int:
     print(problems.report(), file=sys.stderr)
     count = len(problems)
     print(f"{count} problem{'s' * (count > 1)} found.", file=sys.stderr)
-    return 1
+    return PROBLEMS
 
 
 def checked_catalog(settings: ProjectSettings) -> Catalog | int:

@@ -7,6 +7,7 @@ import argparse
 
 from failpedia.catalog.catalog import Catalog
 from failpedia.catalog.problems import ProblemList
+from failpedia.cli.exit_codes import SUCCESS
 from failpedia.cli.project import checked_catalog, project_settings, report_problems
 from failpedia.verify.release_claims import check_release_claims
 
@@ -34,4 +35,4 @@ def cmd_releases(args: argparse.Namespace) -> int:
     if problems:
         return report_problems(problems)
     print(f"{len(results)} release claims hold for the installed releases{on}.")
-    return 0
+    return SUCCESS

@@ -17,6 +17,7 @@ import getpass
 import os
 import sys
 
+from failpedia.cli.exit_codes import SUCCESS, USAGE
 from failpedia.cli.logs_commands import index_source_of
 from failpedia.diagnose.diagnosis import diagnose
 from failpedia.diagnose.findings import Diagnosis
@@ -49,7 +50,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             problems += diagnosis.problems
     except IndexUnavailable as error:
         print(f"failpedia report: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     redact = Redactor(os.environ.get("HOME") or os.path.expanduser("~"), _login_name())
     environment = gather(REPORT_PACKAGES, python=args.python, environ=os.environ)
     report = issue_report(diagnosis, environment, index, redact)
@@ -63,4 +64,4 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"otherwise paste it):\n{url}",
             file=sys.stderr,
         )
-    return 2 if problems else 0
+    return USAGE if problems else SUCCESS

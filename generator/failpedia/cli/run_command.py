@@ -12,6 +12,7 @@ import functools
 import sys
 from pathlib import Path
 
+from failpedia.cli.exit_codes import USAGE
 from failpedia.cli.logs_commands import index_source_of
 from failpedia.project import index_source
 from failpedia.signatures.index_format import IndexUnavailable
@@ -24,19 +25,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         print("failpedia run: give the command to run after --", file=sys.stderr)
-        return 2
+        return USAGE
     json_path = Path(args.json) if args.json else None
     if json_path is not None:
         problem = check_json_target(json_path)
         if problem:
             print(f"failpedia run: {problem}", file=sys.stderr)
-            return 2
+            return USAGE
     try:
         source = index_source_of(args)
         open_index = index_source.index_opener(source)
     except IndexUnavailable as error:
         print(f"failpedia run: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     options = RunOptions(
         context=args.context,
         engine=args.engine,

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from failpedia.catalog.catalog import Catalog
+from failpedia.cli.exit_codes import PROBLEMS, SUCCESS, USAGE
 from failpedia.cli.project import catalog_for_entries, checked_catalog, project_settings
 from failpedia.verify import records
 from failpedia.verify.verification_run import VerifyOptions, run_verification
@@ -48,10 +49,10 @@ def cmd_merge_records(args: argparse.Namespace) -> int:
     destination = Path(args.destination) if args.destination else settings.records_dir
     if not source.is_dir():
         print(f"failpedia merge-records: {source}: not a folder", file=sys.stderr)
-        return 2
+        return USAGE
     destination.mkdir(parents=True, exist_ok=True)
     merged, problems = records.merge_records(source, destination)
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     print(f"{merged} result{'s' * (merged != 1)} merged into {destination}")
-    return 1 if problems else 0
+    return PROBLEMS if problems else SUCCESS
