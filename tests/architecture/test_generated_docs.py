@@ -139,12 +139,33 @@ def test_a_new_part_needs_only_its_own_declaration(project: Path) -> None:
     ).read_text(encoding="utf-8")
 
 
-def test_a_document_without_its_markers_is_named(project: Path) -> None:
+def test_a_document_without_its_markers_is_named_and_nothing_is_written(project: Path) -> None:
+    edit(
+        project / "generator" / "failpedia" / "cli" / "main.py",
+        'schema.add_argument("--check"',
+        'schema.add_argument("--indent-width", metavar="COLUMNS", help="indentation")\n'
+        '    schema.add_argument("--check"',
+    )
     edit(project / "CONTRIBUTING.md", "<!-- end: failpedia docs layering -->\n", "")
+    readme = (project / "README.md").read_text(encoding="utf-8")
+
     result = docs(project)
     assert result.returncode == 1
     assert re.fullmatch(
         r"failpedia docs: CONTRIBUTING\.md:\d+: 'layering' never ends; add "
         r"<!-- end: failpedia docs layering -->\n",
         result.stderr,
+    ), result.stderr
+    assert (project / "README.md").read_text(encoding="utf-8") == readme
+
+
+def test_a_document_missing_a_region_is_named(project: Path) -> None:
+    text = (project / "README.md").read_text(encoding="utf-8")
+    (project / "README.md").write_text(REGION.sub("", text, count=1), encoding="utf-8")
+    result = docs(project, "--check")
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "failpedia docs: README.md: has no region 'commands' (the parser (cli/main.py)); put "
+        "<!-- begin: failpedia docs commands --> and <!-- end: failpedia docs commands --> on "
+        "lines of their own"
     ), result.stderr

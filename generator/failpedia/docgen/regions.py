@@ -60,7 +60,9 @@ def update(root: Path, regions: Iterable[Region], *, check: bool) -> list[Outcom
     by_document: dict[str, list[Region]] = {}
     for region in regions:
         by_document.setdefault(region.document, []).append(region)
-    outcomes = []
+    # Every document is read and checked before any is written: a bad marker in one leaves
+    # all of them as they were.
+    planned = []
     for document, wanted in by_document.items():
         path = root / document
         try:
@@ -68,10 +70,12 @@ def update(root: Path, regions: Iterable[Region], *, check: bool) -> list[Outcom
         except (OSError, UnicodeDecodeError) as error:
             raise RegionError(f"{document}: cannot read it: {error}") from None
         new_text, stale = _replace(document, text, wanted)
-        written = not check and new_text != text
-        if written:
+        planned.append((path, document, new_text != text, new_text, stale))
+    outcomes = []
+    for path, document, changed, new_text, stale in planned:
+        if changed and not check:
             _write(path, new_text)
-        outcomes.append(Outcome(document, tuple(stale), written))
+        outcomes.append(Outcome(document, tuple(stale), changed and not check))
     return outcomes
 
 
