@@ -6,7 +6,6 @@ the same."""
 from __future__ import annotations
 
 import argparse
-import textwrap
 from typing import Any
 
 from failpedia.cli.exit_codes import epilog
@@ -77,11 +76,23 @@ them unless --unsafe-uncontained is given. The first line on stderr says how the
 """
 
 
+class ParagraphFormatter(argparse.HelpFormatter):
+    """Wraps each paragraph of a description or an epilog to the terminal, as argparse
+    wraps one, keeping the blank lines between them; only when help is printed, so
+    building the parser (every command's start-up) wraps nothing."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n\n".join(
+            super(ParagraphFormatter, self)._fill_text(paragraph, width, indent)
+            for paragraph in text.split("\n\n")
+        )
+
+
 def command_texts(command: str) -> dict[str, Any]:
     """``description``, ``epilog`` and the formatter for ``add_parser(command, ...)``."""
     details = VERIFY_DETAILS + "\n" if command == "verify" else ""
     return {
-        "description": textwrap.fill(DESCRIPTIONS[command], width=88),
+        "description": DESCRIPTIONS[command],
         "epilog": details + epilog(command),
-        "formatter_class": argparse.RawDescriptionHelpFormatter,
+        "formatter_class": ParagraphFormatter,
     }

@@ -6,7 +6,6 @@ own (``epilog``), and the README's paragraph is written from the same data
 from __future__ import annotations
 
 import signal
-import textwrap
 
 SUCCESS = 0
 PROBLEMS = 1
@@ -103,5 +102,4 @@ EXIT_CODES: dict[str, tuple[tuple[str, str], ...]] = {
 def epilog(command: str) -> str:
     """The end of ``failpedia COMMAND --help``: what its exit statuses mean."""
     codes = EXIT_CODES.get(command, EXIT_CODES["*"])
-    text = "Exit codes: " + "; ".join(f"{status} {meaning}" for status, meaning in codes) + "."
-    return textwrap.fill(text, width=88)
+    return "Exit codes: " + "; ".join(f"{status} {meaning}" for status, meaning in codes) + "."
