@@ -6,7 +6,9 @@
 // browser provides: fetch reads the index from disk, importScripts loads lunr.js from disk.
 //
 // Standard input: one JSON request a line, {"index": path of signatures.json (nearest.json
-// beside it), "log": path, "as": "file" | "paste", "name": the name of the pasted log}.
+// beside it), "log": a path, or a list of them (files chosen together), "as": "file" |
+// "paste", "name": the name of the pasted log}. The first request's index serves every
+// request, as a page keeps the index it loaded.
 // Standard output: one JSON line per request, the worker's "done" message, or {"error": ...}.
 // One process answers every request, with the index compiled once, as a page keeps it.
 "use strict";
@@ -37,17 +39,19 @@ globalThis.importScripts = function (url) {
 vm.runInThisContext(fs.readFileSync(workerPath, "utf8"), { filename: workerPath });
 
 function ask(request) {
-  const data = fs.readFileSync(request.log);
+  const logs = [].concat(request.log);
   const message = {
     indexUrl: pathToFileURL(request.index).href,
     context: 3,  // what the log page asks for (docs/assets/diagnose.js)
     nearest: true,
   };
   if (request.as === "paste") {
-    message.text = new TextDecoder("utf-8").decode(data);
+    message.text = new TextDecoder("utf-8").decode(fs.readFileSync(logs[0]));
     message.name = request.name;
   } else {
-    message.files = [new File([data], path.basename(request.log))];
+    message.files = logs.map(function (log) {
+      return new File([fs.readFileSync(log)], path.basename(log));
+    });
   }
   return new Promise(function (resolve) {
     answer = resolve;
