@@ -8,7 +8,11 @@
 // `failpedia diagnose`, so a message the command line recognizes is recognized here too.
 // Nothing leaves the browser. The worker is started when the search box is first focused
 // (it fetches signatures.json once), and each query is matched as it is typed, without the
-// full-text search's debounce: one request at a time, the latest text next.
+// full-text search's debounce: one request at a time, the latest text next. Where no
+// signature matches, the entries with a message close to the query (search-paste.js's
+// closeness, over search/messages.json) are listed instead, with no part marked: an alias,
+// or a line cut short, is answered at once too, not when the full-text index has loaded.
+// Each listed entry shows its quick answer and a link to its fix.
 //
 // search-paste.js asks `match` for the matcher's answer before it sends a query to the
 // full-text search, and hands that search's answer to `arrange`, which leaves out the pages
@@ -40,7 +44,59 @@
 
   function box() { return document.querySelector(QUERY); }
 
+  // For a message no signature matches: the entry pages' messages (search/messages.json)
+  // and the entries' titles and quick answers (signatures.json, which the worker reads
+  // too), loaded with the worker; null where they cannot be read.
+  var closeData = null;
+  function loadClose() {
+    if (!closeData) {
+      var read = function (name) {
+        return fetch(new URL(name, siteRoot).href).then(function (response) {
+          if (!response.ok) throw new Error(name + ": " + response.status);
+          return response.json();
+        });
+      };
+      closeData = Promise.all([read("search/messages.json"), read("signatures.json")])
+        .then(function (both) {
+          if (both[0].format !== 1) return null;
+          var entries = new Map();
+          both[1].entries.forEach(function (entry) {
+            entries.set(new URL(entry.url, siteRoot).pathname, entry);
+          });
+          return { messages: both[0], entries: entries };
+        })
+        .catch(function () { return null; });
+    }
+    return closeData;
+  }
+
+  // The entries with a message close to `text` (search-paste.js decides which), as the
+  // worker lists an entry it matched; `first` is null: no pattern marks a part of the text.
+  function closeEntries(text, data) {
+    if (!data || !window.failpediaClosePages) return [];
+    return window.failpediaClosePages(text, data.messages).map(function (found) {
+      var entry = data.entries.get(new URL(found.page, siteRoot).pathname);
+      return entry && { id: entry.id, title: entry.title, url: entry.url,
+                        summary: entry.summary || "", first: null, message: found.message };
+    }).filter(Boolean).slice(0, MAX_ENTRIES);
+  }
+
+  // The result with `close` (the entries close to the text) where no signature matched.
+  function withClose(text, result) {
+    if (!result || result.findings.length || !text) return Promise.resolve(result);
+    return loadClose().then(function (data) {
+      result.close = closeEntries(text, data);
+      return result;
+    });
+  }
+
+  // What the page lists above the full-text results: the matched entries, else the close.
+  function listed(result) {
+    return result.findings.length ? result.findings : (result.close || []);
+  }
+
   function start() {
+    loadClose();
     if (worker || failed) return;
     try {
       worker = new Worker(new URL("diagnose-worker.js", assets));
@@ -96,15 +152,16 @@
       return;
     }
     var text = inFlight;
-    inFlight = null;
-    var result = message.result;
-    settle(text, result);
-    if (result) show(text, result);
-    if (next !== null) {
-      var following = next;
-      next = null;
-      ask(following);
-    }
+    withClose(text, message.result).then(function (result) {
+      inFlight = null;
+      settle(text, result);
+      if (result) show(text, result);
+      if (next !== null) {
+        var following = next;
+        next = null;
+        ask(following);
+      }
+    });
   }
 
   // The matcher's answer for `text` (null where there is none), once it has one.
@@ -195,10 +252,14 @@
     article.appendChild(element("div", "md-search-result__icon md-icon"));
     article.appendChild(withCode(element("h1"), finding.title));
     var line = element("p", "fp-search-owner__line");
-    var parts = marked(query, finding.first);
-    line.appendChild(document.createTextNode(parts[0]));
-    line.appendChild(element("mark", null, parts[1]));
-    line.appendChild(document.createTextNode(parts[2]));
+    if (finding.first) {
+      var parts = marked(query, finding.first);
+      line.appendChild(document.createTextNode(parts[0]));
+      line.appendChild(element("mark", null, parts[1]));
+      line.appendChild(document.createTextNode(parts[2]));
+    } else {  // an entry close to the text: the entry's message it is close to
+      line.textContent = finding.message;
+    }
     article.appendChild(line);
     if (finding.summary) {
       article.appendChild(withCode(element("p", "fp-search-owner__answer"), finding.summary));
@@ -219,13 +280,14 @@
     if (!input || input.value !== query) return;  // an answer for text no longer there
     var block = owners();
     if (!block) return;
-    var findings = query ? result.findings : [];
+    var findings = query ? listed(result) : [];
     block.textContent = "";
     findings.slice(0, MAX_ENTRIES).forEach(function (finding) {
       block.appendChild(entryItem(query, finding));
     });
     block.hidden = !findings.length;
-    shown = { query: query, findings: findings, errorLike: result.unmatched.length > 0 };
+    shown = { query: query, findings: findings, errorLike: result.unmatched.length > 0,
+              matched: result.findings.length > 0 };
     writeCount();
   }
 
@@ -247,10 +309,14 @@
     if (!shown || !input || input.value !== shown.query) return null;  // not for this text
     var entries = shown.findings.length;
     var parts = [];
-    if (entries) {
+    if (entries && shown.matched) {
       parts.push(plural(entries, "1 entry matches this message", "# entries match this message"));
     } else if (shown.errorLike) {
       parts.push("No entry's signature matches this message");
+    }
+    if (entries && !shown.matched) {
+      parts.push(plural(entries, "1 entry has a message close to it",
+                        "# entries have a message close to it"));
     }
     if (pages && pages.query === shown.query) {
       var count = pages.count;
@@ -341,22 +407,22 @@
   function arrange(query, items, result, pageCount, close) {
     var input = box();
     if (result && input && input.value === query && (!shown || shown.query !== query)) {
-      shown = { query: query, findings: result.findings,
-                errorLike: result.unmatched.length > 0 };
+      shown = { query: query, findings: listed(result),
+                errorLike: result.unmatched.length > 0, matched: result.findings.length > 0 };
     }
-    var listed = new Set((shown && shown.query === query ? shown.findings : [])
+    var listedPages = new Set((shown && shown.query === query ? shown.findings : [])
       .map(function (finding) { return new URL(finding.url, siteRoot).pathname; }));
     var shares = mentionShares(items, pageCount);
     var kept = items.filter(function (group, position) {
       var mentions = position < Math.max(close || 0, 1) || shares[position] >= MENTIONS;
-      return mentions && !listed.has(pagePath(group));
+      return mentions && !listedPages.has(pagePath(group));
     });
     pages = { query: query, count: kept.length };
     // The theme renders the answer and writes its own count once this returns; this count
     // replaces it.
     setTimeout(function () {
       writeCount();
-      settled = { query: query, entries: listed.size, pages: kept.length };
+      settled = { query: query, entries: listedPages.size, pages: kept.length };
     }, 0);
     return kept;
   }

@@ -61,17 +61,23 @@
   // two word sets, so that the message the query is closest to as a whole wins. A message
   // of one word ("Killed") is no evidence.
   var CONTAINED = 0.8;
-  function closeness(query, messages) {
-    var best = 0;
-    messages.forEach(function (message) {
+  // [closeness, position of the closest message] (position -1 where none is close).
+  function closest(query, messages) {
+    var best = 0, at = -1;
+    messages.forEach(function (message, position) {
       if (message.size < 2) return;
       var shared = 0;
       message.forEach(function (word) { if (query.has(word)) shared += 1; });
       if (shared / message.size < CONTAINED) return;
-      best = Math.max(best, 1 + shared / (query.size + message.size - shared));
+      var score = 1 + shared / (query.size + message.size - shared);
+      if (score > best) {
+        best = score;
+        at = position;
+      }
     });
-    return best;
+    return [best, at];
   }
+  function closeness(query, messages) { return closest(query, messages)[0]; }
 
   // Pages close to the query come first, closest first; the others keep lunr's order after
   // them. Prose queries ("nan loss") are close to no message and are not reordered.
@@ -105,6 +111,31 @@
     });
     return pages;
   }
+
+  // The pages with a message close to `query`, closest first, from the entry pages'
+  // messages as search/messages.json publishes them ({location: tags}, written with the
+  // index): search-owner.js lists them at once, before the full-text index is loaded, for
+  // a message no signature matches (an alias, a line cut short); the full-text answer
+  // puts the same pages first (rerank).
+  function closePages(query, published) {
+    var pages = published.byPage;
+    if (!pages) {
+      pages = published.byPage = messagesByPage(Object.keys(published.pages).map(function (page) {
+        return { location: page, tags: published.pages[page] };
+      }));
+    }
+    var queryWords = words(query);
+    var found = [];
+    pages.forEach(function (messages, page) {
+      var best = closest(queryWords, messages);
+      if (best[0] > 0) {
+        found.push({ page: page, score: best[0],
+                     message: unescapeHtml(published.pages[page][best[1]]) });
+      }
+    });
+    return found.sort(function (a, b) { return b.score - a.score; });
+  }
+  window.failpediaClosePages = closePages;
 
   // The search worker receives the index as a message of type 0 and each query as a message of
   // type 2 ({type, data}); it answers a query with a message of type 3. The query is cleaned

@@ -65,17 +65,7 @@ class PageWorker {
           vm.runInContext(fs.readFileSync(file, "utf8"), context, { filename: file });
         });
       },
-      fetch(address) {
-        return new Promise((resolve) => {
-          const file = siteFile(new URL(String(address), worker.url).href);
-          const ok = fs.existsSync(file);
-          resolve({
-            ok, status: ok ? 200 : 404,
-            text: async () => fs.readFileSync(file, "utf8"),
-            json: async () => JSON.parse(fs.readFileSync(file, "utf8")),
-          });
-        });
-      },
+      fetch(address) { return siteFetch(new URL(String(address), worker.url).href); },
     };
     const scopeListeners = [];
     scope.self = scope;
@@ -247,8 +237,22 @@ class PageXMLHttpRequest {
   send() {}
 }
 
+// fetch, as a page has it, reading the site's files.
+function siteFetch(address) {
+  return new Promise((resolve) => {
+    const file = siteFile(new URL(String(address), SITE).href);
+    const ok = fs.existsSync(file);
+    resolve({
+      ok, status: ok ? 200 : 404,
+      text: async () => fs.readFileSync(file, "utf8"),
+      json: async () => JSON.parse(fs.readFileSync(file, "utf8")),
+    });
+  });
+}
+
 const page = {
   console, URL, setTimeout, clearTimeout, Promise, Map, Set, WeakMap, WeakSet,
+  fetch: siteFetch,
   document,
   location: new URL(SITE),
   Worker: PageWorker,
