@@ -724,7 +724,7 @@ onmessage = async function (event) {
       result.nearest = await nearestEntries(new URL("nearest.json", request.indexUrl), result.unmatched);
     }
     postMessage({ type: "done", result: result, siteUrl: index.siteUrl, issues: issueParts(result),
-                  roleText: order.role_text });
+                  roleText: order.role_text, starterText: order.starter_text });
   } catch (error) {
     postMessage({ type: "error", message: String(error && error.message || error) });
   }

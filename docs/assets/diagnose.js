@@ -6,8 +6,10 @@
   var script = document.currentScript;
   var assets = new URL(".", script ? script.src : location.href);
   var worker = null;
-  // What each role means, as signatures.json publishes it (the worker passes it on).
+  // What each role means, and what the summary line says by role, as signatures.json
+  // publishes them (the worker passes them on).
   var roleText = {};
+  var starterText = [];
   // The most text the box takes. A textarea lays out every pasted line on the main thread:
   // 300 KB froze the page for half a second, 100 MB for a minute and a half. A bigger log
   // goes through the file picker or a drop, which the worker reads in pieces.
@@ -213,21 +215,19 @@
       out.appendChild(element("p", "fp-warning", "Note: " + warning + "."));
     });
     var found = count + " known failure" + (count === 1 ? "" : "s") + " found";
-    // The summary line, as starter() in generator/failpedia/diagnose/output.py words it.
-    var roles = result.findings.map(function (f) { return f.role; });
-    var started = roles.indexOf("initiating") !== -1;
-    var elsewhere = count && !started && roles.indexOf("downstream") !== -1;
     var where = result.inputs.length > 1 ? "these logs" : "this log";
     if (!count) out.appendChild(element("p", "fp-summary", "No known failure found in " + where + "."));
-    else if (started) out.appendChild(element("p", "fp-summary", found + "; the one that started it first."));
-    else if (!elsewhere) {
-      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
-        (count === 1 ? "it reports" : "they report") + " a failure caught in " + where +
-        ": read the error it carries, which no entry matches yet."));
-    } else {
-      out.appendChild(element("p", "fp-summary fp-summary--elsewhere", found + "; " +
-        (count === 1 ? "it follows" : "all follow") + " from another failure. The initiating " +
-        "failure is not in " + where + "; look at the other ranks' logs."));
+    else {
+      // The summary line, in the words of the first role among the findings in the table
+      // signatures.json publishes (order.starter_text, which failpedia diagnose words it
+      // with); past the first row, the failure that started it is not among them.
+      var roles = result.findings.map(function (f) { return f.role; });
+      var row = starterText.filter(function (item) { return roles.indexOf(item[0]) !== -1; })[0];
+      var first = starterText.length ? starterText[0] : null;
+      var said = row ? row[count === 1 ? 1 : 2].split("{where}").join(where) : first ? first[1] : "";
+      var elsewhere = row && row !== first;
+      out.appendChild(element("p", "fp-summary" + (elsewhere ? " fp-summary--elsewhere" : ""),
+        found + "; " + said));
     }
     var list = element("ol", "fp-findings");
     result.findings.forEach(function (f, i) { showFinding(list, f, i + 1, siteRoot); });
@@ -345,6 +345,7 @@
       } else if (message.type === "done") {
         status.textContent = "";
         roleText = message.roleText || {};
+        starterText = message.starterText || [];
         show(root, message.result, message.issues);
       } else if (message.type === "error") {
         status.textContent = "Could not read this log: " + message.message;

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from failpedia.diagnose.findings import Diagnosis, Finding, Occurrence
-from failpedia.signatures.finding_order import ROLE_TEXT
+from failpedia.signatures.finding_order import ROLE_TEXT, starter_text
 
 JSON_FORMAT = 1
 
@@ -222,24 +222,9 @@ def diagnosis_text(diagnosis: Diagnosis, quick_answer: bool = True) -> str:
 
 
 def starter(diagnosis: Diagnosis, where: str) -> str:
-    """What the summary line says of the failure that started it all: first; or, where
-    every finding follows from another, elsewhere (most often in another rank's log); or,
-    where only wrappers were found, in the error they carry, which no entry knows."""
-    roles = {finding.entry.role for finding in diagnosis.findings}
-    one = len(diagnosis.findings) == 1
-    if not roles or "initiating" in roles:
-        return "the one that started it first."
-    if "downstream" in roles:
-        which = "it follows" if one else "all follow"
-        return (
-            f"{which} from another failure. The initiating failure is not in {where}; "
-            "look at the other ranks' logs."
-        )
-    which = "it reports" if one else "they report"
-    return (
-        f"{which} a failure caught in {where}: read the error it carries, which no entry "
-        "matches yet."
-    )
+    """What the summary line says of the failure that started it all
+    (``finding_order.STARTER_TEXT``, which the log page reads from ``signatures.json``)."""
+    return starter_text([finding.entry.role for finding in diagnosis.findings], where)
 
 
 def _error_lines_text(diagnosis: Diagnosis) -> list[str]:

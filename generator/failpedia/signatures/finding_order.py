@@ -20,6 +20,40 @@ ROLE_TEXT = {
     "downstream": "follows from another failure",
     "wrapper": "reports whichever failure it caught",
 }
+# What a diagnosis's summary line says of the failure that started it all, by the first
+# of these roles among its findings: (role, said of one finding, said of several); {where}
+# names the logs read ("this log", "these logs", "this output"). An initiating failure is
+# listed first; where every finding follows from another, the initiating one is elsewhere
+# (most often in another rank's log); where only wrappers were found, it is in the error
+# they carry, which no entry knows.
+STARTER_TEXT = (
+    ("initiating", "the one that started it first.", "the one that started it first."),
+    (
+        "downstream",
+        "it follows from another failure. The initiating failure is not in {where}; "
+        "look at the other ranks' logs.",
+        "all follow from another failure. The initiating failure is not in {where}; "
+        "look at the other ranks' logs.",
+    ),
+    (
+        "wrapper",
+        "it reports a failure caught in {where}: read the error it carries, which no "
+        "entry matches yet.",
+        "they report a failure caught in {where}: read the error it carries, which no "
+        "entry matches yet.",
+    ),
+)
+
+
+def starter_text(roles: list[str], where: str) -> str:
+    """The summary line's words for findings of ``roles`` (one per finding) read in
+    ``where``; none, or a role the table does not know, reads as an initiating failure."""
+    for role, one, several in STARTER_TEXT:
+        if role in roles:
+            return (one if len(roles) == 1 else several).format(where=where)
+    return STARTER_TEXT[0][1]
+
+
 # Failures a run survives come after those that end it, among otherwise equal findings.
 KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
@@ -43,10 +77,11 @@ def ends_the_run(kind: str) -> bool:
 
 
 def published_finding_order() -> dict[str, Any]:
-    """The keys, ranks and wording above, as ``signatures.json`` carries them for the log page."""
+    """The keys, ranks and wordings above, as ``signatures.json`` carries them for the log page."""
     return {
         "keys": list(FINDING_ORDER),
         "roles": dict(ROLE_ORDER),
         "kinds": dict(KIND_ORDER),
         "role_text": dict(ROLE_TEXT),
+        "starter_text": [list(item) for item in STARTER_TEXT],
     }
