@@ -2,23 +2,27 @@
 
 Writes a synthetic training log (rank prefixes, tqdm carriage-return bars, ANSI colour,
 NCCL chatter, Python logging, tracebacks, near-misses of real signatures, and a few
-hundred true matches), then times, as whole processes with the file in the page cache:
+hundred true matches) of `--megabytes` (default 300 and 1000), and times, as whole
+processes with the log in the page cache, on each log:
 
-- `LC_ALL=C grep -E -c -f PATTERNS LOG` and `failpedia diagnose --json --index INDEX LOG`,
-  with the project's signature set and with a synthetic set of 2,000 signatures;
-- `zcat LOG.gz | grep -E -c -f PATTERNS` and `failpedia diagnose LOG.gz`;
+- `LC_ALL=C grep -E -c -f PATTERNS LOG`, the catalog's patterns in POSIX ERE;
+- `failpedia diagnose --json LOG` from the checkout with a cold cache (a fresh
+  `XDG_CACHE_HOME`: the index compiled from the entries, the Hyperscan database compiled);
+- the same with a warm cache (the index and the database read from the cache);
+- `failpedia diagnose --json LOG` from an installed wheel (built here with `pip wheel`,
+  installed in a virtual environment in the temporary folder; run outside any project,
+  so it reads the index the wheel ships), its Hyperscan database cached.
 
-grep and failpedia in turn, each timed run preceded by reading the input into the page
-cache. The project set is timed ``--runs`` times (its grep runs take a minute), the
-synthetic set three times as often; the medians are reported.
+Then the start-up, `failpedia diagnose` of an empty log from a checkout with a warm cache,
+at the current catalog and at `--sizes` synthetic entries (default 1,000 and 5,000:
+projects generated as `build_speed.py` generates them), with the cold first call of
+each reported apart.
 
-The Hyperscan database is compiled once before the timed runs (it is cached on disk, as
-on a user's machine after the first run); the compile time is reported separately.
-The package's modules are byte-compiled first, as pip does when it installs the wheel:
-where PYTHONDONTWRITEBYTECODE is set (as on the benchmark machine) an editable install
-would otherwise compile every module from source on every run, about 40 ms.
+grep and failpedia run in turn, each timed run preceded by reading the input into the
+page cache; the medians of `--runs` are reported. The package's modules are
+byte-compiled first, as pip does when it installs the wheel.
 
-    python benchmarks/diagnose_speed.py [--megabytes 1000] [--synthetic 2000] [--runs 3]
+    python benchmarks/diagnose_speed.py [--megabytes 300 1000] [--sizes 1000 5000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "generator"))
 
+from failpedia.catalog.catalog import Catalog  # noqa: E402
 from failpedia.catalog.index_build import build_index  # noqa: E402
-from failpedia.cli.index_source import compile_catalog  # noqa: E402
-from failpedia.signatures.dialect import DOT, compile_pattern  # noqa: E402
-from failpedia.signatures.index_format import dump_json  # noqa: E402
+from failpedia.project.index_compile import quick_check, usable_catalog  # noqa: E402
+from failpedia.settings import read_settings  # noqa: E402
+from failpedia.signatures.dialect import DOT  # noqa: E402
 
 WORDS = (
     "tensor",
@@ -66,38 +71,17 @@ WORDS = (
 
 
 def to_ere(canonical: str) -> str:
-    """The canonical pattern in grep's POSIX ERE (no (?: groups, no lazy quantifiers)."""
+    """The canonical pattern in grep's POSIX ERE (no (?: groups, no lazy quantifiers; a
+    backslash in brackets is a literal backslash there, so ``[\\-...]`` becomes ``[-...]``)."""
     text = canonical.replace(DOT, "[^\r]").replace("(?:", "(")
     text = re.sub(r"([*+?}])\?", r"\1", text)
+    text = text.replace("[\\-", "[-")
     return text.replace("\\t", "\t").replace("\\/", "/")
 
 
-def synthetic_index(count: int, rng: random.Random) -> tuple[dict, list[str]]:
-    """``count`` signatures with a 15-60 character literal core and small variable parts,
-    and one matching line for each."""
-    entries, lines = [], []
-    for number in range(count):
-        words = [rng.choice(WORDS) + str(rng.randint(0, 999)) for _ in range(rng.randint(3, 8))]
-        core = f"E{number:04d} " + " ".join(words)
-        source = re.escape(core).replace("\\ ", " ") + r" at step \d+ \(size [\w.]+\)"
-        compiled = compile_pattern(source)
-        entries.append(
-            {
-                "id": f"synthetic-{number}",
-                "title": core,
-                "category": "synthetic",
-                "kind": "crash",
-                "role": "initiating",
-                "url": f"synthetic/{number}/",
-                "causes": [],
-                "caused_by": [],
-                "patterns": [{"source": compiled.canonical, "literals": list(compiled.literals)}],
-            }
-        )
-        lines.append(f"RuntimeError: {core} at step {rng.randint(1, 99999)} (size 4.5)")
-    index = build_index(compile_catalog(REPO / "entries")[0], "")
-    index["entries"] = entries
-    return index, lines
+def project_catalog() -> Catalog:
+    """The checkout's valid entries, as ``diagnose`` compiles them."""
+    return usable_catalog(quick_check(read_settings(REPO)))[0]
 
 
 def noise_block(rng: random.Random, near_misses: list[str]) -> str:
@@ -153,9 +137,15 @@ def near_miss(line: str) -> str:
     return " ".join(words)
 
 
+def project_catalog_lines() -> list[str]:
+    """For each signature of the catalog, the line of its text its pattern matches."""
+    return [line for item in project_catalog().entries for line in item.signature_lines()]
+
+
 def write_log(path: Path, megabytes: int, matches: list[str], rng: random.Random) -> int:
-    project = compile_catalog(REPO / "entries")[0]
-    real_lines = [line for item in project.entries for line in item.signature_lines()]
+    """About ``megabytes`` MB of ordinary lines with, every fifth MB, a line of a real
+    signature and one of ``matches``; how many lines were planted."""
+    real_lines = project_catalog_lines()
     blocks = [noise_block(rng, [near_miss(line) for line in real_lines]) for _ in range(8)]
     planted = 0
     with path.open("w", encoding="utf-8") as handle:
@@ -183,14 +173,24 @@ def byte_compile_package() -> None:
     )
 
 
-def timed(command: list[str] | str, shell: bool = False) -> float:
+def timed(
+    command: list[str] | str,
+    shell: bool = False,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> float:
     """Wall seconds of the whole process (or shell pipeline).
 
     Output goes to a pipe, not /dev/null: GNU grep notices /dev/null and stops at the first
     match, as with -q. Exit status 0 (found) and 1 (nothing found) are both full runs."""
     start = time.perf_counter()
     done = subprocess.run(
-        command, shell=shell, capture_output=True, env={**os.environ, "LC_ALL": "C"}, check=False
+        command,
+        shell=shell,
+        capture_output=True,
+        env={**os.environ, **(env or {}), "LC_ALL": "C"},
+        check=False,
+        cwd=cwd,
     )
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -212,87 +212,148 @@ def median_runs(
     return statistics.median(grep_times), statistics.median(our_times)
 
 
+def warm_page_cache(path: Path) -> None:
+    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
+
+
+def install_wheel(work: Path) -> Path:
+    """Build the wheel of this checkout and install it in a virtual environment that sees
+    the dependencies installed here; its Python."""
+    wheels = work / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)],
+        check=True,
+    )
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    wheel = next(wheels.glob("failpedia-*.whl"))
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
+        check=True,
+    )
+    where = subprocess.run(
+        [str(python), "-c", "import failpedia; print(failpedia.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=work,
+    ).stdout.strip()
+    if not where.startswith(str(venv)):
+        raise SystemExit(f"the wheel's package is not the one imported: {where}")
+    return python
+
+
+def patterns_file(work: Path) -> Path:
+    """The catalog's patterns in POSIX ERE, one a line, for grep."""
+    index = build_index(project_catalog(), "")
+    path = work / "patterns.ere"
+    path.write_text(
+        "\n".join(to_ere(p["source"]) for e in index["entries"] for p in e["patterns"]) + "\n"
+    )
+    return path
+
+
+def log_rows(
+    log: Path, patterns: Path, wheel_python: Path, work: Path, runs: int
+) -> dict[str, object]:
+    """grep, diagnose from the checkout (cold and warm cache) and from the wheel on ``log``,
+    each ``runs`` times in turn; medians in seconds."""
+    checkout = [sys.executable, "-m", "failpedia.cli", "diagnose", "--json", str(log)]
+    wheel = [str(wheel_python), "-m", "failpedia.cli", "diagnose", "--json", str(log)]
+    warm_cache = {"XDG_CACHE_HOME": str(work / "warm-cache")}
+    wheel_cache = {"XDG_CACHE_HOME": str(work / "wheel-cache")}
+    timed(checkout, env=warm_cache, cwd=REPO)  # fill the caches once
+    timed(wheel, env=wheel_cache, cwd=work)
+    times: dict[str, list[float]] = {"grep": [], "cold": [], "warm": [], "wheel": []}
+    for number in range(runs):
+        cold_cache = {"XDG_CACHE_HOME": str(work / f"cold-cache-{log.name}-{number}")}
+        for name, command, env, cwd in (
+            ("grep", ["grep", "-E", "-c", "-f", str(patterns), str(log)], None, None),
+            ("cold", checkout, cold_cache, REPO),
+            ("warm", checkout, warm_cache, REPO),
+            ("wheel", wheel, wheel_cache, work),
+        ):
+            warm_page_cache(log)
+            times[name].append(timed(command, env=env, cwd=cwd))
+        shutil.rmtree(work / f"cold-cache-{log.name}-{number}", ignore_errors=True)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    size_mb = log.stat().st_size / 1e6
+    return {
+        "log_mb": round(size_mb),
+        "runs": runs,
+        "grep_s": round(medians["grep"], 2),
+        "checkout_cold_s": round(medians["cold"], 2),
+        "checkout_warm_s": round(medians["warm"], 2),
+        "wheel_s": round(medians["wheel"], 2),
+        "warm_speedup_over_grep": round(medians["grep"] / medians["warm"], 2),
+        "wheel_speedup_over_grep": round(medians["grep"] / medians["wheel"], 2),
+    }
+
+
+def startup_row(root: Path, entries: int, empty: Path, work: Path, runs: int) -> dict[str, object]:
+    """``diagnose`` of an empty log from the project in ``root``: the first call with an
+    empty cache, then the median of ``runs`` calls with the cache warm."""
+    command = [
+        sys.executable,
+        "-m",
+        "failpedia.cli",
+        "--root",
+        str(root),
+        "diagnose",
+        "--json",
+        str(empty),
+    ]
+    cache = {"XDG_CACHE_HOME": str(work / f"startup-cache-{entries}")}
+    cold = timed(command, env=cache, cwd=work)
+    warm = statistics.median(timed(command, env=cache, cwd=work) for _ in range(runs))
+    return {
+        "entries": entries,
+        "cold_first_call_s": round(cold, 2),
+        "warm_s": round(warm, 3),
+        "runs": runs,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--megabytes", type=int, default=1000)
-    parser.add_argument("--synthetic", type=int, default=2000)
+    parser.add_argument("--megabytes", type=int, nargs="*", default=[300, 1000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from build_speed import make_generator_project
+
     rng = random.Random(7)
     byte_compile_package()
     work = Path(tempfile.mkdtemp(prefix="failpedia-bench-"))
     try:
-        catalog, settings = compile_catalog(REPO / "entries")
-        project_index = build_index(catalog, settings.site_url)
-        synthetic, synthetic_lines = synthetic_index(args.synthetic, rng)
-        sets = {"project": project_index, f"synthetic-{args.synthetic}": synthetic}
-        log = work / "train.log"
-        planted = write_log(log, args.megabytes, synthetic_lines, rng)
-        size_mb = log.stat().st_size / 1e6
-        subprocess.run(f"gzip -1 -c {log} > {log}.gz", shell=True, check=True)
-        rows = []
-        for name, index in sets.items():
-            index_file = work / f"{name}.json"
-            index_file.write_text(dump_json(index))
-            patterns = work / f"{name}.ere"
-            patterns.write_text(
-                "\n".join(to_ere(p["source"]) for e in index["entries"] for p in e["patterns"])
-                + "\n"
-            )
-            cache = work / "cache"
-            shutil.rmtree(cache, ignore_errors=True)
-            failpedia = [
-                sys.executable,
-                "-m",
-                "failpedia.cli",
-                "diagnose",
-                "--json",
-                "--index",
-                str(index_file),
-            ]
-            os.environ["XDG_CACHE_HOME"] = str(cache)
-            small = work / "small.log"
-            small.write_text("warm up\n")
-            compile_seconds = timed([*failpedia, str(small)])
-            for label, grep_cmd, ours, warm in (
-                (
-                    "plain",
-                    ["grep", "-E", "-c", "-f", str(patterns), str(log)],
-                    [*failpedia, str(log)],
-                    log,
-                ),
-                (
-                    "gzip",
-                    f"zcat {log}.gz | grep -E -c -f {patterns}",
-                    [*failpedia, f"{log}.gz"],
-                    Path(f"{log}.gz"),
-                ),
-            ):
-                # Runs under 5 s are cheap to repeat, and single ones vary by a third here.
-                runs = args.runs if name == "project" else 3 * args.runs
-                grep_s, ours_s = median_runs(grep_cmd, ours, runs, warm)
-                rows.append(
-                    {
-                        "signatures": name,
-                        "input": label,
-                        "patterns": sum(len(e["patterns"]) for e in index["entries"]),
-                        "grep_s": round(grep_s, 2),
-                        "failpedia_s": round(ours_s, 2),
-                        "grep_mb_s": round(size_mb / grep_s),
-                        "failpedia_mb_s": round(size_mb / ours_s),
-                        "speedup": round(grep_s / ours_s, 2),
-                        "first_run_with_compile_s": round(compile_seconds, 2),
-                        "runs": runs,
-                    }
-                )
+        wheel_python = install_wheel(work)
+        patterns = patterns_file(work)
+        catalog_size = len(project_catalog().entries)
+        logs = []
+        for megabytes in args.megabytes:
+            log = work / f"train-{megabytes}.log"
+            write_log(log, megabytes, project_catalog_lines(), rng)
+            logs.append(log_rows(log, patterns, wheel_python, work, args.runs))
+            log.unlink()
+        empty = work / "empty.log"
+        empty.write_bytes(b"")
+        startup = [startup_row(REPO, catalog_size, empty, work, 5)]
+        for size in args.sizes:
+            project = work / f"synthetic-{size}"
+            make_generator_project(project, size)
+            startup.append(startup_row(project, size, empty, work, 5))
+            shutil.rmtree(project, ignore_errors=True)
         result = {
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{os.cpu_count()} cores, {platform.machine()}",
             "python": platform.python_version(),
-            "log_mb": round(size_mb),
-            "planted_matches": planted,
-            "rows": rows,
+            "patterns": sum(1 for _ in patterns.read_text().splitlines()),
+            "catalog_entries": catalog_size,
+            "logs": logs,
+            "startup": startup,
         }
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,18 @@ def _copy_checkout(destination: Path) -> Path:
     root = destination / "checkout"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     shutil.copytree(REPO_ROOT / "generator", root / "generator", ignore=ignore)
-    shutil.copytree(REPO_ROOT / "entries", root / "entries", ignore=ignore)
+    # The committed entries only: a draft someone is writing in this checkout is not ours.
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z", "entries"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (REPO_ROOT / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO_ROOT / name, root / name)
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
     return root
 
