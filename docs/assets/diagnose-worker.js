@@ -88,6 +88,7 @@ function compileIndex(data) {
     rootRank: new RegExp(r.root_cause_rank),
     rootEnd: new RegExp(r.root_cause_end),
     rootLines: r.root_cause_lines,
+    contextLines: r.context_lines,
     maxErrorLines: r.max_error_lines,
     maxLocations: r.max_locations,
     maxCarry: r.max_carry,
@@ -527,7 +528,7 @@ function finish(state) {
   findings.forEach(function (finding) {
     if (finding.minYear !== null) years.push(finding.minYear);
   });
-  var year = years.length ? Math.min.apply(null, years) : 1970;
+  var year = years.length ? Math.min.apply(null, years) : order.default_year;
   findings.forEach(function (finding) {
     var first = firstOf(finding, year);
     finding.first = first.item;
@@ -700,7 +701,8 @@ onmessage = async function (event) {
       var response = await fetch(request.indexUrl);
       compileIndex(await response.json());
     }
-    var state = newState(request.context);
+    // Lines around each shown line: as many as asked, else the CLI's default (the rules').
+    var state = newState(request.context === undefined ? rules.contextLines : request.context);
     var inputs = request.files && request.files.length ? request.files : null;
     if (inputs) {
       for (var i = 0; i < inputs.length; i++) {

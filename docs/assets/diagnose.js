@@ -353,7 +353,6 @@
       }
     };
     request.indexUrl = new URL("../signatures.json", assets).href;
-    request.context = 3;
     request.nearest = true;
     worker.postMessage(request);
   }

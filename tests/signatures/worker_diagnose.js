@@ -42,7 +42,6 @@ function ask(request) {
   const logs = [].concat(request.log);
   const message = {
     indexUrl: pathToFileURL(request.index).href,
-    context: 3,  // what the log page asks for (docs/assets/diagnose.js)
     nearest: true,
   };
   if (request.as === "paste") {

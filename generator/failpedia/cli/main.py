@@ -16,6 +16,7 @@ from collections.abc import Callable
 from failpedia.cli import arguments
 from failpedia.cli.command_help import command_texts
 from failpedia.cli.exit_codes import INTERRUPTED
+from failpedia.signatures.line_rules import CONTEXT_LINES
 
 # What ``failpedia diagnose --format`` can print; ``--json`` is ``--format json``.
 DIAGNOSE_FORMATS = ("text", "json", "github", "gcc")
@@ -214,9 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument(
         "--context",
         type=arguments.context_lines,
-        default=3,
+        default=CONTEXT_LINES,
         metavar="N",
-        help="lines shown before and after each first match (default: 3)",
+        help=f"lines shown before and after each first match (default: {CONTEXT_LINES})",
     )
     diagnose.add_argument("--engine", choices=("hyperscan", "literal"), help=argparse.SUPPRESS)
     _index_options(diagnose)
@@ -231,9 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--context",
         type=arguments.context_lines,
-        default=3,
+        default=CONTEXT_LINES,
         metavar="N",
-        help="lines shown before and after each first match (default: 3)",
+        help=f"lines shown before and after each first match (default: {CONTEXT_LINES})",
     )
     run.add_argument("--json", metavar="FILE", help="also write the diagnosis as JSON to FILE")
     run.add_argument(
@@ -262,9 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--context",
         type=arguments.context_lines,
-        default=3,
+        default=CONTEXT_LINES,
         metavar="N",
-        help="lines shown before and after each line (default: 3)",
+        help=f"lines shown before and after each line (default: {CONTEXT_LINES})",
     )
     report.add_argument(
         "--python",

@@ -34,13 +34,13 @@ from failpedia.diagnose.matching import Matchers, Tally, probe_identity
 from failpedia.diagnose.sources import InputError, LogInput, open_input
 from failpedia.diagnose.stretches import scan_file
 from failpedia.signatures.index_format import IndexFile, SignatureIndex
-from failpedia.signatures.line_rules import ROOT_CAUSE_LINES
+from failpedia.signatures.line_rules import CONTEXT_LINES, ROOT_CAUSE_LINES
 
 
 def diagnose(
     inputs: list[LogInput],
     index: SignatureIndex | IndexFile,
-    context: int = 3,
+    context: int = CONTEXT_LINES,
     engine_name: str | None = None,
 ) -> Diagnosis:
     """Scan every input and return the ordered findings (or, if none, error-like lines).

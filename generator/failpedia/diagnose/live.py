@@ -31,7 +31,7 @@ from failpedia.diagnose.findings import Diagnosis, InputSummary
 from failpedia.diagnose.matching import Matchers, Tally
 from failpedia.diagnose.sources import LogInput
 from failpedia.signatures.index_format import IndexFile, SignatureIndex
-from failpedia.signatures.line_rules import ROOT_CAUSE_LINES
+from failpedia.signatures.line_rules import CONTEXT_LINES, ROOT_CAUSE_LINES
 
 
 class _Stream:
@@ -95,7 +95,7 @@ class LiveDiagnosis:
         self,
         index: SignatureIndex | IndexFile,
         names: Sequence[str],
-        context: int = 3,
+        context: int = CONTEXT_LINES,
         engine_name: str | None = None,
     ) -> None:
         digest = None

@@ -14,13 +14,18 @@ import math
 from collections.abc import Callable
 
 from failpedia.diagnose.findings import Finding, RootCause
-from failpedia.signatures.finding_order import FINDING_ORDER, KIND_ORDER, ROLE_ORDER
+from failpedia.signatures.finding_order import (
+    DEFAULT_YEAR,
+    FINDING_ORDER,
+    KIND_ORDER,
+    ROLE_ORDER,
+)
 from failpedia.signatures.index_format import SignatureIndex
 
 
 def assumed_year_of(findings: list[Finding]) -> int:
     years = [finding.min_year for finding in findings if finding.min_year is not None]
-    return min(years) if years else 1970
+    return min(years) if years else DEFAULT_YEAR
 
 
 def choose_first(finding: Finding, assumed_year: int) -> None:

@@ -58,6 +58,9 @@ def starter_text(roles: list[str], where: str) -> str:
 KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 
 
+# The year a time without one (glog's) is ordered in where no finding's time gives a year;
+# otherwise the earliest year they give. It only orders: such a time is shown as written.
+DEFAULT_YEAR = 1970
 # The keys findings are sorted by, in turn (the first that differs decides):
 FINDING_ORDER = (
     "role",  # ROLE_ORDER: an initiating failure first, a wrapper last
@@ -80,6 +83,7 @@ def published_finding_order() -> dict[str, Any]:
     """The keys, ranks and wordings above, as ``signatures.json`` carries them for the log page."""
     return {
         "keys": list(FINDING_ORDER),
+        "default_year": DEFAULT_YEAR,
         "roles": dict(ROLE_ORDER),
         "kinds": dict(KIND_ORDER),
         "role_text": dict(ROLE_TEXT),

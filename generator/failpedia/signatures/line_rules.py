@@ -56,6 +56,8 @@ ERROR_LIKE: list[tuple[int, list[str], str]] = [
     ),
     (2, ["Traceback"], r"Traceback \(most recent call last\)"),
 ]
+# How many lines are shown before and after a line, where no other number is asked for.
+CONTEXT_LINES = 3
 # How many error-like lines are shown when nothing matched.
 MAX_ERROR_LINES = 5
 # How many occurrences of one finding are listed (counts and ranks stay exact).
@@ -121,6 +123,7 @@ def published_rules() -> dict[str, Any]:
         "root_cause_rank": ROOT_CAUSE_RANK,
         "root_cause_end": ROOT_CAUSE_END,
         "error_like": [[score, source, literals] for score, literals, source in ERROR_LIKE],
+        "context_lines": CONTEXT_LINES,
         "max_error_lines": MAX_ERROR_LINES,
         "max_locations": MAX_LOCATIONS,
         "rank_in_name": RANK_IN_NAME,

@@ -27,6 +27,7 @@ from failpedia.diagnose.findings import Diagnosis
 from failpedia.diagnose.live import LiveDiagnosis
 from failpedia.diagnose.output import diagnosis_json, run_text
 from failpedia.signatures.index_format import IndexFile, SignatureIndex
+from failpedia.signatures.line_rules import CONTEXT_LINES
 from failpedia.signatures.redaction import redact
 from failpedia.wrap.background_matching import DEFAULT_CAP, BackgroundDiagnosis
 from failpedia.wrap.passthrough import Outcome, run_passing_through
@@ -38,7 +39,7 @@ STREAM_NAMES = ("stdout", "stderr")
 class RunOptions:
     """What the command line asked of the run (``failpedia run --help`` says each)."""
 
-    context: int = 3
+    context: int = CONTEXT_LINES
     engine: str | None = None
     json_path: Path | None = None  # also write the diagnosis as JSON here
     spool: Path | None = None
