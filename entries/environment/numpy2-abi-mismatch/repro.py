@@ -45,7 +45,9 @@ rng = np.random.default_rng(0)
 losses = 2.0 * np.exp(-np.arange(200) / 60.0) + 0.05 * rng.standard_normal(200)
 WINDOW = 10
 smoothed = bn.move_mean(losses, window=WINDOW)
-print(f"loss smoothed over {WINDOW} steps: first {smoothed[WINDOW - 1]:.4f}, last {smoothed[-1]:.4f}")
+print(
+    f"loss smoothed over {WINDOW} steps: first {smoothed[WINDOW - 1]:.4f}, last {smoothed[-1]:.4f}"
+)
 
 # --- check: start
 windows = np.lib.stride_tricks.sliding_window_view(losses, WINDOW)

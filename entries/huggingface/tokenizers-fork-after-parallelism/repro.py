@@ -38,7 +38,22 @@ from tokenizers import Tokenizer  # noqa: E402
 from tokenizers.models import WordLevel  # noqa: E402
 from tokenizers.pre_tokenizers import Whitespace  # noqa: E402
 
-WORDS = "the a model loss grad step batch token rank worker data fork thread pool".split()
+WORDS = [
+    "the",
+    "a",
+    "model",
+    "loss",
+    "grad",
+    "step",
+    "batch",
+    "token",
+    "rank",
+    "worker",
+    "data",
+    "fork",
+    "thread",
+    "pool",
+]
 vocab = {"[UNK]": 0, "[PAD]": 1, **{word: index + 2 for index, word in enumerate(WORDS)}}
 tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
 tokenizer.pre_tokenizer = Whitespace()
@@ -50,7 +65,9 @@ corpus = [
 
 # Before training: count the tokens of the corpus on the tokenizer's thread pool.
 total_tokens = sum(len(encoding.ids) for encoding in tokenizer.encode_batch(corpus))
-print(f"tokenizers {tokenizers.__version__}: corpus of {len(corpus)} sentences, {total_tokens} tokens")
+print(
+    f"tokenizers {tokenizers.__version__}: corpus of {len(corpus)} sentences, {total_tokens} tokens"
+)
 
 
 def collate(batch: list[tuple[int, str]]) -> tuple[torch.Tensor, torch.Tensor]:
