@@ -10,7 +10,10 @@ spans, the same error-like lines and the same nearest entries.
 
 The logs: every excerpt of ``benchmarks/realworld/cases/``, the diagnosis corpus, the
 healthy logs, and the logs the diagnosis tests generate; each as a file, as a gzip file and
-pasted. Chromium's tests (``tests/diagnose/test_diagnose_browser.py``) keep the wiring.
+pasted; and files chosen together. The worker is also run on an index whose rules, order
+and issue form differ, to show it takes each from the index, and every word is stemmed in
+Python and in lunr.js, which rank the nearest entries. Chromium's tests
+(``tests/diagnose/test_diagnose_browser.py``) keep the wiring and what a person sees.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,7 +38,10 @@ from diagnose_helpers import (
     traceback_first_log,
 )
 from failpedia.cli.main import main
+from failpedia.signatures.line_rules import PREFIX_RULES, RANK_PART, TIME_PARTS
+from failpedia.signatures.nearest_rules import register_stemmer, terms_of
 from helpers import REPO_ROOT
+from lunr.token import Token
 
 HARNESS = Path(__file__).with_name("worker_diagnose.js")
 CASES = REPO_ROOT / "benchmarks" / "realworld" / "cases"
@@ -315,9 +322,6 @@ console.log(JSON.stringify(words.map(function (word) {
 def test_words_stem_alike_for_the_nearest_entries(index: Path) -> None:
     """nearest.json is built and queried in Python and queried with lunr.js in the page:
     every word of the catalog and of the real-world logs stems alike in both."""
-    from failpedia.signatures.nearest_rules import register_stemmer, terms_of
-    from lunr.token import Token
-
     texts = [index.with_name("nearest.json").read_text(encoding="utf-8")]
     texts += [path.read_text(encoding="utf-8") for path in sorted(CASES.glob("*.yaml"))]
     texts += [
@@ -342,3 +346,14 @@ def test_words_stem_alike_for_the_nearest_entries(index: Path) -> None:
         if mine != theirs
     ]
     assert differ == []
+
+
+def test_every_prefix_group_says_what_it_reads() -> None:
+    """Each prefix rule names what each of its groups reads, in a word both engines know:
+    a rank, or a part of a time that has at least its month to its second."""
+    required = {"month", "day", "hour", "minute", "second"}
+    for name, source, groups in PREFIX_RULES:
+        assert re.compile(source).groups == len(groups), name
+        assert set(groups) <= {RANK_PART, *TIME_PARTS}, name
+        if set(groups) & set(TIME_PARTS):
+            assert required <= set(groups) and RANK_PART not in groups, name
