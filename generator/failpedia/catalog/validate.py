@@ -148,8 +148,9 @@ def check_catalog(
     """Load and check every entry, and say which entry files were left out.
 
     ``quick`` leaves out the checks that cannot make a wrong index (each reproducer
-    against the proof contract; patterns against healthy logs come only with
-    ``healthy_logs_dir``): what the commands that only read the index need.
+    against the proof contract; each pattern against generic lines, healthy logs and the
+    other entries' texts, which grows with the square of the catalog): what the commands
+    that only read the index need.
     ``checked_file`` checks one entry file (and may reuse an earlier result)."""
     # Thousands of parsed documents stay alive until the catalog is built; the cyclic
     # garbage collector would otherwise rescan them again and again while they pile up.
@@ -174,7 +175,7 @@ def _check_catalog(
     root: Path | None,
     reserved: dict[str, str],
     healthy_logs_dir: Path | None,
-    review_reproducers: bool,
+    full: bool,
     checked_file: CheckFile,
 ) -> CatalogCheck:
     problems = ProblemList()
@@ -190,7 +191,7 @@ def _check_catalog(
         entries_dir,
         frozenset(category.id for category in categories),
         tuple(sorted(entry_reserved.items())),
-        review_reproducers,
+        full,
     )
     stray, too_deep = find_misplaced_entry_files(entries_dir)
     misplaced = [display_path(path, root) for path in stray]
@@ -248,7 +249,9 @@ def _check_catalog(
     retirements = check_retired(registry, entry_categories, reserved, category_ids, problems)
     _check_links(loaded, known_ids, registry, problems)
     _check_shared_signatures(loaded, problems)
-    check_pattern_reach(converted, read_healthy_logs(healthy_logs_dir, root, problems), problems)
+    if full:
+        healthy = read_healthy_logs(healthy_logs_dir, root, problems)
+        check_pattern_reach(converted, healthy, problems)
     _check_engine(loaded, problems)
     share = evidence_share_problem([item for item, _ in loaded])
     if share is not None:  # the catalog's, not one entry's: no entry is left out for it
