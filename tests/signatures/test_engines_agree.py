@@ -10,6 +10,7 @@ lines into the same segments and find the same match spans, counted in code poin
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -21,7 +22,14 @@ from failpedia.catalog.validate import load_catalog
 from failpedia.diagnose.exact import ExactPattern
 from failpedia.signatures.dialect import PatternError, compile_pattern
 from failpedia.signatures.finding_order import published_finding_order
-from failpedia.signatures.line_rules import LINE_CAP, published_rules, split_line
+from failpedia.signatures.line_rules import (
+    LINE_CAP,
+    PREFIX_RULES,
+    RANK_PART,
+    TIME_PARTS,
+    published_rules,
+    split_line,
+)
 from helpers import REPO_ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -228,3 +236,14 @@ def test_a_pattern_the_browser_cannot_compile_is_skipped_alone(worker: WorkerEng
     good = compile_pattern("FooError: widget \\d+").canonical
     reply = worker.ask(["FooError: (?<", good], ["FooError: widget 12"])
     assert reply["spans"] == [None, [[[0, 19]]]]
+
+
+def test_every_prefix_group_says_what_it_reads() -> None:
+    """Each prefix rule names what each of its groups reads, in a word both engines know:
+    a rank, or a part of a time that has at least its month to its second."""
+    required = {"month", "day", "hour", "minute", "second"}
+    for name, source, groups in PREFIX_RULES:
+        assert re.compile(source).groups == len(groups), name
+        assert set(groups) <= {RANK_PART, *TIME_PARTS}, name
+        if set(groups) & set(TIME_PARTS):
+            assert required <= set(groups) and RANK_PART not in groups, name

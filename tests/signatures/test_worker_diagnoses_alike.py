@@ -22,7 +22,6 @@ import contextlib
 import gzip
 import io
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -38,7 +37,6 @@ from diagnose_helpers import (
     traceback_first_log,
 )
 from failpedia.cli.main import main
-from failpedia.signatures.line_rules import PREFIX_RULES, RANK_PART, TIME_PARTS
 from failpedia.signatures.nearest_rules import register_stemmer, terms_of
 from helpers import REPO_ROOT
 from lunr.token import Token
@@ -46,6 +44,8 @@ from lunr.token import Token
 HARNESS = Path(__file__).with_name("worker_diagnose.js")
 CASES = REPO_ROOT / "benchmarks" / "realworld" / "cases"
 HEALTHY = REPO_ROOT / "tests" / "healthy_logs"
+# Some hundred logs through Node and the CLI, several ways each: a minute on two cores.
+pytestmark = pytest.mark.slow
 PASTED = "pasted log"  # the name the page gives a pasted log
 # Logs the diagnosis tests write, by the name each is diagnosed under.
 GENERATED = {
@@ -346,14 +346,3 @@ def test_words_stem_alike_for_the_nearest_entries(index: Path) -> None:
         if mine != theirs
     ]
     assert differ == []
-
-
-def test_every_prefix_group_says_what_it_reads() -> None:
-    """Each prefix rule names what each of its groups reads, in a word both engines know:
-    a rank, or a part of a time that has at least its month to its second."""
-    required = {"month", "day", "hour", "minute", "second"}
-    for name, source, groups in PREFIX_RULES:
-        assert re.compile(source).groups == len(groups), name
-        assert set(groups) <= {RANK_PART, *TIME_PARTS}, name
-        if set(groups) & set(TIME_PARTS):
-            assert required <= set(groups) and RANK_PART not in groups, name
