@@ -11,15 +11,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import TIMEOUT, copy_fixture
+from helpers import REPO_ROOT, TIMEOUT, copy_fixture
 
 TIMEOUT_LINE = "BazError: gadget 12 timed out after 30 seconds"
 JAM_LINE = "BarError: widget 7 jammed in slot 4"
 
 
 def _failpedia(
-    cache: Path, *args: str, cwd: Path | None = None
+    cache: Path, *args: str, cwd: Path | None = None, package: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``failpedia ARGS`` with its cache in ``cache`` (and its package from ``package``)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    if package is not None:
+        env["PYTHONPATH"] = str(package)
     return subprocess.run(
         [sys.executable, "-m", "failpedia.cli", *args],
         capture_output=True,
@@ -27,8 +31,17 @@ def _failpedia(
         timeout=120,
         check=False,
         cwd=cwd,
-        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+        env=env,
     )
+
+
+def _package_copy(tmp_path: Path) -> Path:
+    """A copy of the package, whose modules (part of the cache key) nobody edits while the
+    test runs."""
+    folder = tmp_path / "generator"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(REPO_ROOT / "generator" / "failpedia", folder / "failpedia", ignore=ignore)
+    return folder
 
 
 def _found(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -70,9 +83,10 @@ def test_root_names_the_catalog_and_entries_dir_is_honoured(tmp_path: Path) -> N
 def test_the_index_is_cached_and_an_edited_entry_rebuilds_it(tmp_path: Path) -> None:
     root = copy_fixture(tmp_path)
     cache = tmp_path / "cache"
+    package = _package_copy(tmp_path)
     log = tmp_path / "train.log"
     log.write_text(f"{JAM_LINE}\n", encoding="utf-8")
-    first = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+    first = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log), package=package)
     assert _found(first) == ["widget-jam"]
     compiled = sorted((cache / "failpedia" / "index").iterdir())
     assert len(compiled) == 1
@@ -81,7 +95,7 @@ def test_the_index_is_cached_and_an_edited_entry_rebuilds_it(tmp_path: Path) -> 
     assert len(checked) == 3  # one cached check per entry file
     # The second call reads the cached index: nothing is compiled or checked again.
     stamp = (compiled[0] / "signatures.json").stat().st_mtime_ns
-    again = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+    again = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log), package=package)
     assert _found(again) == ["widget-jam"]
     assert sorted((cache / "failpedia" / "index").iterdir()) == compiled
     assert (compiled[0] / "signatures.json").stat().st_mtime_ns == stamp
@@ -89,7 +103,7 @@ def test_the_index_is_cached_and_an_edited_entry_rebuilds_it(tmp_path: Path) -> 
     jam = root / "entries" / "widgets" / "widget-jam" / "entry.yaml"
     text = jam.read_text(encoding="utf-8")
     jam.write_text(text.replace(r"jammed in slot \d+", r"jammed in tray \d+"), encoding="utf-8")
-    edited = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+    edited = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log), package=package)
     assert _found(edited) == []
     assert len(list((cache / "failpedia" / "index").iterdir())) == 2
     assert len(list((cache / "failpedia" / "entries").iterdir())) == 4

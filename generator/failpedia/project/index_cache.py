@@ -26,12 +26,16 @@ import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import failpedia
 from failpedia.settings import CONFIG_FILE, ProjectSettings
 from failpedia.signatures.hyperscan_form import cache_dir, write_cache
 from failpedia.signatures.index_format import ENTRIES_FILE, INDEX_FILE, IndexFile
 from failpedia.signatures.nearest_rules import NEAREST_FILE
+
+if TYPE_CHECKING:  # the catalog is loaded only where the cache has no index
+    from failpedia.catalog.entry_check import EntryChecks
 
 CACHE_FORMAT = "1"
 META_FILE = "meta.json"  # written last: its presence says the folder is whole
@@ -178,10 +182,17 @@ def write_index(
     return CachedIndex(folder, tuple(left_out), warning)
 
 
-def entry_key(path: Path, data: bytes, root: Path | None, checks: object) -> str:
+def entry_key(path: Path, data: bytes, root: Path | None, checks: EntryChecks) -> str:
     """The cache key of one entry file's check: its bytes, its folder's scripts, what the
-    check knows of the catalog, and the compiler's identity."""
-    lines = [_compiler_identity(), str(path), str(root), repr(checks), _digest(data)]
+    check knows of the catalog (sorted: a set's order changes from one process to the
+    next), and the compiler's identity."""
+    known = (
+        str(checks.entries_dir),
+        sorted(checks.category_ids),
+        checks.reserved,
+        checks.review_reproducer,
+    )
+    lines = [_compiler_identity(), str(path), str(root), repr(known), _digest(data)]
     for script in sorted(path.parent.glob("*.py")):
         try:
             lines.append(f"{script.name} {_digest(script.read_bytes())}")
