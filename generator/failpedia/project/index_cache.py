@@ -66,67 +66,86 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def input_files(settings: ProjectSettings) -> list[Path]:
+def _is_input(name: str) -> bool:
+    return name == "entry.yaml" or name.endswith(".py")
+
+
+def input_files(settings: ProjectSettings, folders: dict[str, list[object]]) -> list[str]:
     """What the index is built from: the registries, each entry folder's ``entry.yaml``
-    and Python files (its reproducer), and ``mkdocs.yml`` (the URLs)."""
-    entries_dir = settings.entries_dir
-    files = [settings.root / CONFIG_FILE, entries_dir / "categories.yaml"]
-    files.append(entries_dir / "retired.yaml")
+    and Python files (its reproducer), and ``mkdocs.yml`` (the URLs).
+
+    An entry folder's names are listed again only where its time changed (adding,
+    removing or renaming a file changes it) or is recent; ``folders`` holds the last
+    listing of each, and is updated here. Paths are strings: ``pathlib`` would cost more
+    than the system calls at thousands of entries."""
+    entries_dir = str(settings.entries_dir)
+    join = os.path.join
+    files = [join(settings.root, CONFIG_FILE), join(entries_dir, "categories.yaml")]
+    files.append(join(entries_dir, "retired.yaml"))
+    recent = (time.time() - RACY_SECONDS) * 1e9
+    listed: dict[str, list[object]] = {}
     try:
         categories = sorted(item.path for item in os.scandir(entries_dir) if item.is_dir())
     except OSError:
-        return files
+        categories = []
     for category in categories:
         try:
-            folders = sorted(item.path for item in os.scandir(category) if item.is_dir())
+            entries = sorted(
+                (item.path, item.stat().st_mtime_ns)
+                for item in os.scandir(category)
+                if item.is_dir()
+            )
         except OSError:
             continue
-        for folder in folders:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                continue
-            files.extend(
-                Path(folder, name) for name in names if name == "entry.yaml" or name.endswith(".py")
-            )
+        for folder, mtime in entries:
+            old = folders.get(folder)
+            if isinstance(old, list) and len(old) == 2 and old[0] == mtime and mtime < recent:
+                names = [str(name) for name in old[1]]  # type: ignore[attr-defined]
+            else:
+                try:
+                    names = sorted(name for name in os.listdir(folder) if _is_input(name))
+                except OSError:
+                    continue
+            listed[folder] = [mtime, names]
+            files.extend(join(folder, name) for name in names)
+    folders.clear()
+    folders.update(listed)
     return files
 
 
-def stat_digests(files: list[Path], manifest: Path) -> list[tuple[str, str]]:
+def stat_digests(files: list[str], known: dict[str, list[object]]) -> list[tuple[str, str]]:
     """``(path, digest of its bytes)`` for each file ("missing" where it cannot be read),
-    read again only where its size or time differs from the manifest's or is recent."""
-    try:
-        known: dict[str, list[object]] = json.loads(manifest.read_bytes())
-    except (OSError, ValueError):
-        known = {}
-    now = time.time()
+    read again only where its size or time differs from ``known`` (updated here) or is
+    recent."""
+    recent = (time.time() - RACY_SECONDS) * 1e9
     fresh: dict[str, list[object]] = {}
     found = []
-    for path in files:
-        name = str(path)
+    for name in files:
         try:
             stat = os.stat(name)
         except OSError:
             found.append((name, "missing"))
             continue
-        seen = [stat.st_size, stat.st_mtime_ns]
+        size, mtime = stat.st_size, stat.st_mtime_ns
         old = known.get(name)
         if (
             isinstance(old, list)
-            and old[:2] == seen
             and len(old) == 3
-            and stat.st_mtime < now - RACY_SECONDS
+            and old[0] == size
+            and old[1] == mtime
+            and mtime < recent
         ):
             digest = str(old[2])
         else:
             try:
-                digest = _digest(Path(name).read_bytes())
+                with open(name, "rb") as handle:
+                    digest = _digest(handle.read())
             except OSError:
                 digest = "missing"
-        fresh[name] = [*seen, digest]
+        fresh[name] = [size, mtime, digest]
         found.append((name, digest))
-    if fresh != known:
-        write_cache(manifest, json.dumps(fresh, separators=(",", ":")).encode())
+    known.clear()
+    known.update(fresh)
     return found
 
 
@@ -149,9 +168,19 @@ def project_key(settings: ProjectSettings) -> str:
         lines.append(" ".join(sorted(os.listdir(settings.docs_dir))))  # reserved names
     except OSError:
         lines.append("")
-    lines.extend(
-        f"{name} {digest}" for name, digest in stat_digests(input_files(settings), manifest)
-    )
+    try:
+        kept = json.loads(manifest.read_bytes())
+        folders, files = kept["folders"], kept["files"]
+        if not isinstance(folders, dict) or not isinstance(files, dict):
+            raise TypeError
+    except (OSError, ValueError, KeyError, TypeError):
+        folders, files = {}, {}
+    before = (dict(folders), dict(files))
+    digests = stat_digests(input_files(settings, folders), files)
+    lines.extend(f"{name} {digest}" for name, digest in digests)
+    if (folders, files) != before:
+        data = json.dumps({"folders": folders, "files": files}, separators=(",", ":"))
+        write_cache(manifest, data.encode())
     return _digest("\n".join(lines).encode())
 
 
