@@ -115,13 +115,14 @@ def test_a_corrupt_cache_is_rebuilt_and_a_bad_pattern_is_named(tmp_path: Path) -
     log = tmp_path / "train.log"
     log.write_text(f"{JAM_LINE}\n", encoding="utf-8")
     assert _found(_failpedia(cache, "--root", str(root), "diagnose", "--json", str(log)))
-    for folder in ("index", "entries"):
-        for path in (cache / "failpedia" / folder).rglob("*"):
+    # The index alone (its meta file intact), then every cached file.
+    for pattern in ("index/*/signatures.json", "*/**/*"):
+        for path in (cache / "failpedia").glob(pattern):
             if path.is_file():
                 path.write_bytes(b"\x80not what was written")
-    rebuilt = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
-    assert _found(rebuilt) == ["widget-jam"]
-    assert rebuilt.stderr == ""
+        rebuilt = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+        assert _found(rebuilt) == ["widget-jam"]
+        assert rebuilt.stderr == ""
     jam = root / "entries" / "widgets" / "widget-jam" / "entry.yaml"
     text = jam.read_text(encoding="utf-8")
     jam.write_text(text.replace(r"slot \d+'", r"slot (\d+'"), encoding="utf-8")

@@ -51,12 +51,9 @@ class CachedIndex:
     """A compiled index in the cache: its folder, and the entries left out of it."""
 
     folder: Path
+    index: IndexFile  # read, and checked against the digest written with it
     left_out: tuple[str, ...]  # ids of entry folders left out for their problems
     warning: str | None  # the one warning about them, printed on every call
-
-    def index_file(self) -> IndexFile:
-        path = self.folder / INDEX_FILE
-        return IndexFile(str(path), path.read_bytes())
 
     def file(self, name: str) -> Path:
         return self.folder / name
@@ -185,16 +182,22 @@ def project_key(settings: ProjectSettings) -> str:
 
 
 def read_cached(key: str) -> CachedIndex | None:
-    """The index cached under ``key``, or None where it is not whole."""
+    """The index cached under ``key``, or None where it is not whole: a file missing, of
+    another size than was written, or (the index itself) with other bytes."""
     folder = cache_dir() / "index" / key
     try:
         meta = json.loads((folder / META_FILE).read_bytes())
-        if not (folder / INDEX_FILE).is_file():
+        data = (folder / INDEX_FILE).read_bytes()
+        if _digest(data) != meta["index_digest"]:
             return None
+        for name, size in meta["sizes"].items():
+            if (folder / name).stat().st_size != size:
+                return None
         left_out = tuple(str(item) for item in meta["left_out"])
         warning = meta["warning"]
-        return CachedIndex(folder, left_out, warning if isinstance(warning, str) else None)
-    except (OSError, ValueError, KeyError, TypeError):
+        index = IndexFile(str(folder / INDEX_FILE), data)
+        return CachedIndex(folder, index, left_out, warning if isinstance(warning, str) else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -206,9 +209,15 @@ def write_index(
     for name in (INDEX_FILE, ENTRIES_FILE, NEAREST_FILE):
         if name in files:
             write_cache(folder / name, files[name])
-    meta = {"left_out": left_out, "warning": warning}
+    meta = {
+        "left_out": left_out,
+        "warning": warning,
+        "index_digest": _digest(files[INDEX_FILE]),
+        "sizes": {name: len(data) for name, data in files.items()},
+    }
     write_cache(folder / META_FILE, json.dumps(meta).encode())
-    return CachedIndex(folder, tuple(left_out), warning)
+    index = IndexFile(str(folder / INDEX_FILE), files[INDEX_FILE])
+    return CachedIndex(folder, index, tuple(left_out), warning)
 
 
 def entry_key(path: Path, data: bytes, root: Path | None, checks: EntryChecks) -> str:

@@ -18,6 +18,7 @@ from failpedia.settings import ProjectSettings
 from failpedia.signatures.index_format import (
     ENTRIES_FILE,
     INDEX_FILE,
+    IndexFile,
     IndexUnavailable,
     dump_json,
 )
@@ -101,4 +102,5 @@ def _in_memory(
     atexit.register(shutil.rmtree, folder, True)
     for name, data in encoded.items():
         (folder / name).write_bytes(data)
-    return index_cache.CachedIndex(folder, written.left_out, written.warning)
+    index = IndexFile(str(folder / INDEX_FILE), encoded[INDEX_FILE])
+    return index_cache.CachedIndex(folder, index, written.left_out, written.warning)

@@ -138,7 +138,7 @@ def index_opener(source: IndexSource) -> Callable[[], IndexFile]:
         return lambda: found
     settings = source.settings
     assert settings is not None  # a source is a file or a project
-    return lambda: compiled(settings).index_file()
+    return lambda: compiled(settings).index
 
 
 def open_index(source: IndexSource) -> IndexFile:
