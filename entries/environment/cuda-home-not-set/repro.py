@@ -28,7 +28,9 @@ import torch
 FIXED = "--fixed" in sys.argv[1:]
 
 # The toolkit a reader would install (its location comes from the package, not from torch).
-TOOLKIT = str(importlib.metadata.distribution("nvidia-cuda-nvcc-cu12").locate_file("nvidia/cuda_nvcc"))
+TOOLKIT = str(
+    importlib.metadata.distribution("nvidia-cuda-nvcc-cu12").locate_file("nvidia/cuda_nvcc")
+)
 
 # The machine: a CUDA 12.4 build of torch, no toolkit variable, no nvcc on PATH.
 torch.version.cuda = "12.4"  # type: ignore[misc]
@@ -61,7 +63,7 @@ with tempfile.TemporaryDirectory(prefix="repro-cuda-home-") as work:
     with open(source, "w") as handle:
         handle.write(
             "#include <fatbinary_section.h>\n"
-            "static_assert(FATBINC_MAGIC == 0x466243B1, \"not the CUDA fatbinary header\");\n"
+            'static_assert(FATBINC_MAGIC == 0x466243B1, "not the CUDA fatbinary header");\n'
             "int probe() { return FATBINC_VERSION; }\n"
         )
     extension = cpp_extension.CUDAExtension("probe_ext", [source])
