@@ -108,8 +108,16 @@
     worker.onerror = fail;
   }
 
+  // The full-text index is requested once the matcher's first answer is drawn
+  // (search-paste.js), so that reading it does not hold that answer up.
+  function indexAfterFirstAnswer() {
+    if (!window.failpediaWantSearchIndex) return;
+    requestAnimationFrame(function () { setTimeout(window.failpediaWantSearchIndex, 0); });
+  }
+
   // Without a matcher (no workers, signatures.json missing) the full-text search still works.
   function fail() {
+    indexAfterFirstAnswer();
     failed = true;
     if (worker) worker.terminate();
     worker = null;
@@ -156,6 +164,7 @@
       inFlight = null;
       settle(text, result);
       if (result) show(text, result);
+      indexAfterFirstAnswer();
       if (next !== null) {
         var following = next;
         next = null;

@@ -252,9 +252,13 @@
   // search box (the header's, the home page's, the 404 page's; the theme focuses its box
   // for "/", "s", "f", the header's search button and a ?q= address) or types in one; a
   // page opened from a result (?h=, the words to highlight, which need the index) asks at
-  // once. The signature matcher (search-owner.js) answers a pasted message without it.
+  // once. Even then it waits for the signature matcher's first answer to be drawn
+  // (search-owner.js calls failpediaWantSearchIndex), up to INDEX_DELAY_MS: reading and
+  // handing the index to the theme's worker takes the page's main thread for a while, and
+  // a pasted message's entry should not wait for that.
   var INDEX_PATH = /\/search\/search_index\.json$/;
   var SEARCH_BOXES = "[data-md-component=search-query], .fp-search-input";
+  var INDEX_DELAY_MS = 400;
   var indexWanted = new URL(location.href).searchParams.has("h");
   var heldSends = [];
   var open = XMLHttpRequest.prototype.open;
@@ -284,12 +288,17 @@
     indexWanted = true;
     heldSends.splice(0).forEach(function (release) { release(); });
   }
+  var used = false;
   function onSearchBox(event) {
     var target = event.target;
-    if (target && target.matches && target.matches(SEARCH_BOXES)) wantIndex();
+    if (used || !(target && target.matches && target.matches(SEARCH_BOXES))) return;
+    used = true;
+    setTimeout(wantIndex, INDEX_DELAY_MS);
   }
   document.addEventListener("focusin", onSearchBox, true);
   document.addEventListener("input", onSearchBox, true);
+  // search-owner.js: the matcher has answered and its answer is drawn (or it has none).
+  window.failpediaWantSearchIndex = function () { if (used) wantIndex(); };
   // For tests and the curious: whether the page has asked for the full-text index yet.
   window.failpediaSearchIndexWanted = function () { return indexWanted; };
 

@@ -262,6 +262,7 @@ const page = {
   InputEvent: PageEvent,
   Event: PageEvent,
   MutationObserver: class { observe() {} },
+  requestAnimationFrame: (callback) => setTimeout(callback, 0),
   addEventListener() {},
 };
 page.window = page;
