@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from failpedia.project.index_source import find_index_source, load_index
 from failpedia.diagnose.exact import ExactPattern, split_literal_prefix
+from failpedia.project.index_source import find_index_source, load_index
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
