@@ -73,7 +73,9 @@ def test_matched_entry_shows_the_query_as_text_with_the_match_marked(search_page
     assert search_page.evaluate("window.__pwned") is None
     entry = search_page.locator("[data-fp-search-owners] > li").first
     assert entry.get_attribute("data-entry") == "load-state-dict-size-mismatch"
-    assert urlsplit(entry.locator("a.md-search-result__link").get_attribute("href")).path.endswith("/" + url)
+    assert urlsplit(entry.locator("a.md-search-result__link").get_attribute("href")).path.endswith(
+        "/" + url
+    )
     # The title's `<param>` is code, not an element.
     assert entry.locator("h1 code").first.text_content() == "<param>"
     assert entry.locator("h1 param").count() == 0
