@@ -265,6 +265,21 @@ def test_unreadable_files_in_a_log_folder_are_reported() -> None:
             "XDG_CACHE_HOME": str(base / "cache"),
         }
         command, how = _unprivileged_cli(env)
+        # The index compiled once into the cache, as a user's earlier call leaves it: the
+        # unprivileged run reads it (the Python it may run need not compile one).
+        (base / "empty.log").write_text("")
+        warm = subprocess.run(
+            [sys.executable, "-m", "failpedia.cli", "diagnose", str(base / "empty.log")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert warm.returncode == 1, warm.stderr
+        for folder, _, files in os.walk(base / "cache"):
+            os.chmod(folder, 0o777)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o666)
         ranks = base / "run" / "attempt_0"
         for rank in range(4):
             (ranks / str(rank)).mkdir(parents=True)
