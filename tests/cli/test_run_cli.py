@@ -374,6 +374,7 @@ def _peak_rss_kib(megabytes: int) -> int:
     return int(peak[-1].split()[1])
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_as_the_output_grows() -> None:
     """Six times the output, about the same peak memory: nothing is held but bounded
     buffers."""

@@ -105,6 +105,7 @@ def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> N
     assert edited == [item for item in expected if item[0] != "cuda-oom"]
 
 
+@pytest.mark.slow
 def test_literal_pass_and_crowded_blocks_find_what_the_pure_python_engine_finds(
     tmp_path: Path,
 ) -> None:
@@ -250,6 +251,7 @@ def _unprivileged_cli(env: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
     pytest.skip("running as root, and no Python the user nobody can run")
 
 
+@pytest.mark.slow
 def test_unreadable_files_in_a_log_folder_are_reported() -> None:
     """A torchrun log folder where one rank's folder, one file and one link cannot be read:
     each is named on an error line and the exit is 2, as for a named file, and what can

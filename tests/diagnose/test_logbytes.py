@@ -82,6 +82,7 @@ def test_strip_and_count_match_the_regex_and_bytes_count(
     assert bytes(in_place[:written]) == stripped if written >= 0 else in_place == data
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.binary(min_size=4000, max_size=9000), st.integers(min_value=0, max_value=9000))
 def test_long_blocks_count_every_newline(data: bytes, escape_at: int) -> None:

@@ -61,6 +61,7 @@ def test_a_log_without_an_error_line_looks_nothing_up(tmp_path: Path) -> None:
     assert result["findings"] == [] and result["nearest"] == []
 
 
+@pytest.mark.slow
 def test_an_index_file_finds_the_nearest_entries_beside_it_or_lists_none(tmp_path: Path) -> None:
     written = tmp_path / "index"
     _log(tmp_path, ILLEGAL_INSTRUCTION)

@@ -138,6 +138,7 @@ def assert_agree(worker: WorkerEngine, patterns: list[str], lines: list[str]) ->
             assert one == two, (pattern, line[:120])
 
 
+@pytest.mark.slow
 def test_catalog_patterns_read_and_match_alike(worker: WorkerEngine) -> None:
     catalog, problems = load_catalog(REPO_ROOT / "entries", REPO_ROOT)
     assert not list(problems)
@@ -218,6 +219,7 @@ def lines_for(draw: st.DrawFn, core: str) -> list[str]:
     return [before + core + after for before, after in made] + draw(st.lists(text, max_size=3))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_generated_patterns_read_and_match_alike(worker: WorkerEngine, data: st.DataObject) -> None:
