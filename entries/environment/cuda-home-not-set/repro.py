@@ -90,5 +90,5 @@ with tempfile.TemporaryDirectory(prefix="repro-cuda-home-") as work:
         check=True,
     ).stdout
     assert f"release {torch.version.cuda}," in ptxas, ptxas
-    print(f"check: the extension builds against CUDA {torch.version.cuda} at CUDA_HOME")
+    print(f"check: CUDA_HOME's include and library folders, header and ptxas {torch.version.cuda}")
     # --- check: end
