@@ -132,7 +132,9 @@ def test_each_entry_page_has_every_section_in_order(built_site: Path) -> None:
         assert positions == sorted(positions), item.entry.id
         first_line = item.entry.signatures[0].text.splitlines()[0].strip()
         visible = _visible_text(text)
-        assert first_line in visible, item.entry.id
+        # Markdown expands a tab in a code block to spaces (transformers' load report has one).
+        words = " ".join(first_line.split())
+        assert words in " ".join(visible.split()), item.entry.id
         assert f"entries/{item.entry.category}/{item.entry.id}/entry.yaml" in text
         if not proved:
             assert item.entry.evidence is not None
