@@ -37,7 +37,7 @@ from failpedia.signatures.nearest_rules import NEAREST_FILE
 if TYPE_CHECKING:  # the catalog is loaded only where the cache has no index
     from failpedia.catalog.entry_check import EntryChecks
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 META_FILE = "meta.json"  # written last: its presence says the folder is whole
 # A file modified this recently may change again within its time's resolution: read it.
 RACY_SECONDS = 2.0
@@ -187,15 +187,17 @@ def read_cached(key: str) -> CachedIndex | None:
     folder = cache_dir() / "index" / key
     try:
         meta = json.loads((folder / META_FILE).read_bytes())
-        data = (folder / INDEX_FILE).read_bytes()
-        if _digest(data) != meta["index_digest"]:
+        read = IndexFile(str(folder / INDEX_FILE), (folder / INDEX_FILE).read_bytes())
+        # The digest that checks the file is the one diagnose keys its compiled probes by:
+        # the index is hashed once per call.
+        index = read._replace(known_digest=read.digest)
+        if index.known_digest != meta["index_digest"]:
             return None
         for name, size in meta["sizes"].items():
             if (folder / name).stat().st_size != size:
                 return None
         left_out = tuple(str(item) for item in meta["left_out"])
         warning = meta["warning"]
-        index = IndexFile(str(folder / INDEX_FILE), data)
         return CachedIndex(folder, index, left_out, warning if isinstance(warning, str) else None)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -212,7 +214,7 @@ def write_index(
     meta = {
         "left_out": left_out,
         "warning": warning,
-        "index_digest": _digest(files[INDEX_FILE]),
+        "index_digest": IndexFile(INDEX_FILE, files[INDEX_FILE]).digest,
         "sizes": {name: len(data) for name, data in files.items()},
     }
     write_cache(folder / META_FILE, json.dumps(meta).encode())

@@ -145,10 +145,11 @@ class IndexFile(NamedTuple):
 
     origin: str
     data: bytes
+    known_digest: str | None = None  # where the reader already hashed the bytes (the cache)
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return self.known_digest or hashlib.sha256(self.data).hexdigest()
 
     def load(self) -> SignatureIndex:
         try:
