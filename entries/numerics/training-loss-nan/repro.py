@@ -3,9 +3,10 @@
 `python repro.py`: a small classifier is trained with plain SGD (momentum 0.9) at a
 learning rate of 10, with no warmup and no gradient clipping. Each step overshoots, the
 logits grow by orders of magnitude, and within about twenty steps `cross_entropy` of
-infinite logits is `inf - inf = nan`. The loop checks the loss exactly as DETR's
-`train_one_epoch` (engine.py) and the DeiT/MAE/DEIM training loops copied from it do,
-`if not math.isfinite(loss_value): print("Loss is {}, stopping training"...); sys.exit(1)`,
+infinite logits is `inf - inf = nan`. The loop checks the loss as DETR's
+`train_one_epoch` (engine.py) and the DeiT/MAE/DEIM loops copied from it do
+(`if not math.isfinite(loss_value)`: print `Loss is nan, stopping training`, then
+`sys.exit(1)`), in the f-string form of torchvision's detection reference,
 so the run stops with that line and exit status 1.
 `python repro.py --fixed`: the learning rate is one the model can follow (0.05); the run
 finishes, and its loss curve equals the same training done in float64.
@@ -49,7 +50,7 @@ def train(dtype: torch.dtype) -> list[float]:
         loss_value = loss.item()
         if not math.isfinite(loss_value):
             print(f"step {step}: last finite losses {[f'{v:.3g}' for v in losses[-3:]]}")
-            print("Loss is {}, stopping training".format(loss_value))
+            print(f"Loss is {loss_value}, stopping training")  # as torchvision's engine.py
             sys.exit(1)
         losses.append(loss_value)
         optimizer.zero_grad()
