@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO_ROOT, TIMEOUT, copy_fixture
 
 TIMEOUT_LINE = "BazError: gadget 12 timed out after 30 seconds"
@@ -132,3 +133,30 @@ def test_a_corrupt_cache_is_rebuilt_and_a_bad_pattern_is_named(tmp_path: Path) -
     assert bad.returncode == 1, bad.stderr
     assert "warning: 1 entry with problems was left out" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.slow
+def test_a_manifest_of_the_wrong_shape_is_only_a_miss(tmp_path: Path) -> None:
+    """The stat manifest is JSON the cache wrote; one of another shape (an older format,
+    a hand edit) makes the key be computed again, with no word and no traceback."""
+    root = copy_fixture(tmp_path)
+    cache = tmp_path / "cache"
+    log = tmp_path / "train.log"
+    log.write_text(f"{JAM_LINE}\n", encoding="utf-8")
+    assert _found(_failpedia(cache, "--root", str(root), "diagnose", "--json", str(log)))
+    [manifest] = (cache / "failpedia" / "stat").iterdir()
+    kept = json.loads(manifest.read_text(encoding="utf-8"))
+    folder = next(iter(kept["folders"]))
+    shapes = [
+        {**kept, "folders": {folder: [kept["folders"][folder][0], [1, 2]]}},
+        {**kept, "folders": {folder: [kept["folders"][folder][0], "entry.yaml"]}},
+        {**kept, "stats": [7] * len(kept["stats"])},
+        {**kept, "digests": kept["digests"][1:]},
+        {**kept, "key": 12},
+        [kept],
+    ]
+    for shape in shapes:
+        manifest.write_text(json.dumps(shape), encoding="utf-8")
+        again = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+        assert _found(again) == ["widget-jam"]
+        assert again.stderr == ""

@@ -96,36 +96,49 @@ def input_files(settings: ProjectSettings, folders: dict[str, list[object]]) -> 
             continue
         for folder, mtime in entries:
             old = folders.get(folder)
-            if isinstance(old, list) and len(old) == 2 and old[0] == mtime and mtime < recent:
-                names = [str(name) for name in old[1]]  # type: ignore[attr-defined]
+            kept = old[1] if isinstance(old, list) and len(old) == 2 and old[0] == mtime else None
+            if mtime < recent and isinstance(kept, list) and all(type(n) is str for n in kept):
+                names: list[str] = kept
             else:
                 try:
                     names = sorted(name for name in os.listdir(folder) if _is_input(name))
                 except OSError:
                     continue
             listed[folder] = [mtime, names]
-            files.extend(join(folder, name) for name in names)
+            prefix = folder + os.sep
+            files += [prefix + name for name in names]
     folders.clear()
     folders.update(listed)
     return files
 
 
-def stat_digests(files: list[str], known: dict[str, list[object]]) -> list[tuple[str, str]]:
-    """``(path, digest of its bytes)`` for each file ("missing" where it cannot be read),
-    read again only where its size or time differs from ``known`` (updated here) or is
-    recent."""
-    recent = (time.time() - RACY_SECONDS) * 1e9
-    fresh: dict[str, list[object]] = {}
+def file_stats(files: list[str]) -> list[list[int]]:
+    """``[size, modification time]`` of each file, ``[-1, -1]`` where it cannot be read:
+    lists, as the manifest's JSON reads them back, so the two compare as they are."""
     found = []
     for name in files:
         try:
             stat = os.stat(name)
         except OSError:
-            found.append((name, "missing"))
+            found.append([-1, -1])
             continue
-        size, mtime = stat.st_size, stat.st_mtime_ns
+        found.append([stat.st_size, stat.st_mtime_ns])
+    return found
+
+
+def file_digests(
+    files: list[str], stats: list[list[int]], known: dict[str, list[object]]
+) -> list[str]:
+    """The digest of each file's bytes ("missing" where it cannot be read), read again
+    only where its size or time differs from ``known`` (``path: [size, time, digest]``)
+    or is recent."""
+    recent = (time.time() - RACY_SECONDS) * 1e9
+    digests = []
+    for name, (size, mtime) in zip(files, stats, strict=True):
         old = known.get(name)
-        if (
+        if size < 0:
+            digest = "missing"
+        elif (
             isinstance(old, list)
             and len(old) == 3
             and old[0] == size
@@ -139,11 +152,8 @@ def stat_digests(files: list[str], known: dict[str, list[object]]) -> list[tuple
                     digest = _digest(handle.read())
             except OSError:
                 digest = "missing"
-        fresh[name] = [size, mtime, digest]
-        found.append((name, digest))
-    known.clear()
-    known.update(fresh)
-    return found
+        digests.append(digest)
+    return digests
 
 
 def _compiler_identity() -> str:
@@ -157,28 +167,57 @@ def _compiler_identity() -> str:
 
 
 def project_key(settings: ProjectSettings) -> str:
-    """The cache key of a project's index: its inputs' bytes and the compiler's identity."""
+    """The cache key of a project's index: its inputs' bytes and the compiler's identity.
+
+    The manifest kept for the project holds the last listing of each entry folder, each
+    input's size, time and digest, and the key they made. Where every size and time is
+    as it was and none is recent, that key is the answer: a warm call costs a ``stat``
+    of each entry folder and input and nothing read but the manifest."""
     where = _digest(str(settings.entries_dir).encode())
     manifest = cache_dir() / "stat" / f"{where}.json"
-    lines = [_compiler_identity(), str(settings.root), str(settings.entries_dir)]
+    head = [_compiler_identity(), str(settings.root), str(settings.entries_dir)]
     try:
-        lines.append(" ".join(sorted(os.listdir(settings.docs_dir))))  # reserved names
+        head.append(" ".join(sorted(os.listdir(settings.docs_dir))))  # reserved names
     except OSError:
-        lines.append("")
+        head.append("")
     try:
         kept = json.loads(manifest.read_bytes())
-        folders, files = kept["folders"], kept["files"]
-        if not isinstance(folders, dict) or not isinstance(files, dict):
+        folders, files, stats = kept["folders"], kept["files"], kept["stats"]
+        digests, key = kept["digests"], kept["key"]
+        if not (
+            isinstance(folders, dict)
+            and isinstance(files, list)
+            and isinstance(stats, list)
+            and isinstance(digests, list)
+            and len(files) == len(stats) == len(digests)
+            and isinstance(key, str)
+        ):
             raise TypeError
+        same_head = kept["head"] == head
+        known = {
+            name: [*stat, digest] for name, stat, digest in zip(files, stats, digests, strict=True)
+        }
     except (OSError, ValueError, KeyError, TypeError):
-        folders, files = {}, {}
-    before = (dict(folders), dict(files))
-    digests = stat_digests(input_files(settings, folders), files)
-    lines.extend(f"{name} {digest}" for name, digest in digests)
-    if (folders, files) != before:
-        data = json.dumps({"folders": folders, "files": files}, separators=(",", ":"))
-        write_cache(manifest, data.encode())
-    return _digest("\n".join(lines).encode())
+        folders, files, stats, key, same_head, known = {}, [], [], "", False, {}
+    now_files = input_files(settings, folders)
+    now_stats = file_stats(now_files)
+    recent = (time.time() - RACY_SECONDS) * 1e9
+    newest = max((mtime for _, mtime in now_stats), default=0)
+    if same_head and key and now_files == files and now_stats == stats and newest < recent:
+        return key
+    now_digests = file_digests(now_files, now_stats, known)
+    lines = head + [f"{name} {digest}" for name, digest in zip(now_files, now_digests, strict=True)]
+    key = _digest("\n".join(lines).encode())
+    kept = {
+        "head": head,
+        "folders": folders,
+        "files": now_files,
+        "stats": now_stats,
+        "digests": now_digests,
+        "key": key,
+    }
+    write_cache(manifest, json.dumps(kept, separators=(",", ":")).encode())
+    return key
 
 
 def read_cached(key: str) -> CachedIndex | None:
