@@ -52,16 +52,16 @@ def collect_batches(
 class TokenCountingTrainer(Trainer):
     """A trainer written for transformers 4.46 to 4.49."""
 
-    def get_batch_samples(self, epoch_iterator, num_batches):  # type: ignore[no-untyped-def,override]
+    def get_batch_samples(self, epoch_iterator, num_batches):
         return collect_batches(epoch_iterator, num_batches, None)
 
 
 if FIXED:
     # --- fix: start
-    class TokenCountingTrainer(Trainer):  # type: ignore[no-redef]
+    class TokenCountingTrainer(Trainer):
         """The same trainer with the hook's signature of transformers 4.50 and later."""
 
-        def get_batch_samples(self, epoch_iterator, num_batches, device):  # type: ignore[no-untyped-def,override]
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
             return collect_batches(epoch_iterator, num_batches, device)
 
     # --- fix: end
