@@ -34,17 +34,19 @@ LiteralPass = Callable[[bytes | memoryview], list[tuple[int, int]]]
 
 
 class Probe(NamedTuple):
-    """What to look for: a canonical pattern (``regex``) or literal texts, any of which."""
+    """What to look for: a canonical pattern (``regex``) or literal texts, any of which;
+    ``number`` is what an engine reports for it (numbers need not be consecutive)."""
 
     regex: str | None
     literals: tuple[str, ...]
+    number: int
 
 
 class Engine:
     name = "engine"
 
     def find(self, block: bytes | memoryview) -> list[tuple[int, int]]:
-        """``(position, probe index)`` pairs; ``position`` lies inside the candidate match."""
+        """``(position, probe number)`` pairs; ``position`` lies inside the candidate match."""
         raise NotImplementedError
 
 
@@ -56,9 +58,9 @@ class LiteralEngine(Engine):
     def __init__(self, probes: Sequence[Probe]) -> None:
         self.needles: list[tuple[bytes, int]] = []
         seen: set[tuple[bytes, int]] = set()
-        for index, probe in enumerate(probes):
+        for probe in probes:
             for literal in probe.literals:
-                needle = (literal.encode("utf-8"), index)
+                needle = (literal.encode("utf-8"), probe.number)
                 if needle[0] and needle not in seen:
                     seen.add(needle)
                     self.needles.append(needle)
@@ -120,9 +122,12 @@ class HyperscanEngine(Engine):
             hyperscan,
             identity
             if identity is not None
-            else "\0".join(f"r{probe.regex}\2" + "\1".join(probe.literals) for probe in probes),
+            else "\0".join(
+                f"{probe.number}\3r{probe.regex}\2" + "\1".join(probe.literals) for probe in probes
+            ),
         )
         # The Hyperscan forms are only needed when a database has to be compiled.
+        numbers = [probe.number for probe in probes]
         self.database = self._database(
             f"hs-{key}.db",
             lambda: [
@@ -131,6 +136,7 @@ class HyperscanEngine(Engine):
                 else _literal_form(probe.literals)
                 for probe in probes
             ],
+            numbers,
         )
         self._scratch = threading.local()  # Hyperscan scratch space serves one scan at a time
         self.find_literals: LiteralPass | None
@@ -168,13 +174,16 @@ class HyperscanEngine(Engine):
             self._database(
                 f"hs-literals-{key}.db",
                 lambda: [_literal_form(probe.literals) for probe in probes],
+                [probe.number for probe in probes],
             )
         )
 
     def _hyperscan_literals(self, database: Any) -> LiteralPass:
         return lambda block: self._scan(database, block)
 
-    def _database(self, filename: str, expressions: Callable[[], list[bytes]]) -> Any:
+    def _database(
+        self, filename: str, expressions: Callable[[], list[bytes]], numbers: list[int]
+    ) -> Any:
         hyperscan = self._hs
         cached = cache_dir() / filename
         if self._use_cache:
@@ -183,7 +192,7 @@ class HyperscanEngine(Engine):
                 return database
         forms = expressions()
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=forms, ids=list(range(len(forms))))
+        database.compile(expressions=forms, ids=numbers)
         if self._use_cache:
             write_cache(cached, hyperscan.dumpb(database))
         return database

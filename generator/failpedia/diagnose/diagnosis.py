@@ -33,7 +33,7 @@ from failpedia.diagnose.findings import Diagnosis, InputSummary
 from failpedia.diagnose.matching import Matchers, Tally, probe_identity
 from failpedia.diagnose.sources import InputError, LogInput, open_input
 from failpedia.diagnose.stretches import scan_file
-from failpedia.signatures.index_format import IndexFile, SignatureIndex
+from failpedia.signatures.index_format import IndexFile, LazyIndex, SignatureIndex
 from failpedia.signatures.line_rules import CONTEXT_LINES, ROOT_CAUSE_LINES
 
 
@@ -46,25 +46,24 @@ def diagnose(
     """Scan every input and return the ordered findings (or, if none, error-like lines).
 
     Given an index file not yet parsed, whose compiled probes are in the cache, the
-    first input is already being scanned while the file is parsed."""
+    first input is scanned at once, and the file is parsed when the first candidate line
+    needs its entries: never, for a log with none."""
     has_stdin = any(not item.rereadable for item in inputs)
     problems: list[str] = []
     summaries = [InputSummary(item.name, item.rank) for item in inputs]
     after = max(context, ROOT_CAUSE_LINES)
-    digest, engine, started = None, None, None
-    if isinstance(index, IndexFile):
-        digest = index.digest
-        identity = probe_identity(digest, has_stdin)
-        if engine_name != "literal" and inputs and identity is not None:
-            engine = HyperscanEngine.cached(identity)
-            if engine is not None:
-                started = _scan(inputs[0], engine, context, after, summaries[0], problems)
-        index = index.load()
-    matchers = Matchers(index, has_stdin, engine_name, digest, engine)
+    lazy = LazyIndex(index)
+    digest, engine, started = lazy.digest, None, None
+    identity = probe_identity(digest, has_stdin)
+    if engine_name != "literal" and inputs and identity is not None:
+        engine = HyperscanEngine.cached(identity)
+        if engine is not None:
+            started = _scan(inputs[0], engine, context, after, summaries[0], problems)
+    matchers = Matchers(lazy, has_stdin, engine_name, digest, engine)
     warnings = [matchers.warning] if matchers.warning else []
     if not COMPILED:
         warnings.append(SLOW_READER_WARNING)
-    tally = Tally(index, matchers, context)
+    tally = Tally(lazy, matchers, context)
     for source, log in enumerate(inputs):
         hits = (
             started
@@ -75,7 +74,7 @@ def diagnose(
             tally.add(hit, source, log)
     if not tally.findings and not tally.has_error_lines and not has_stdin and not problems:
         # Nothing matched: read the files again for the most error-like lines.
-        error_matchers = Matchers(index, True, engine_name, digest)
+        error_matchers = Matchers(lazy, True, engine_name, digest)
         for source, log in enumerate(inputs):
             scratch = InputSummary(log.name, log.rank)
             for hit in _scan(log, error_matchers.engine, context, context, scratch, problems):

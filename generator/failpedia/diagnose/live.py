@@ -30,7 +30,7 @@ from failpedia.diagnose.candidates import LineCollector, LineHit
 from failpedia.diagnose.findings import Diagnosis, InputSummary
 from failpedia.diagnose.matching import Matchers, Tally
 from failpedia.diagnose.sources import LogInput
-from failpedia.signatures.index_format import IndexFile, SignatureIndex
+from failpedia.signatures.index_format import IndexFile, LazyIndex, SignatureIndex
 from failpedia.signatures.line_rules import CONTEXT_LINES, ROOT_CAUSE_LINES
 
 
@@ -88,8 +88,8 @@ class _Stream:
 
 class LiveDiagnosis:
     """A diagnosis of streams named ``names``, fed chunk by chunk (``feed``), ordered and
-    returned when they end (``finish``). The index is parsed, and its probes compiled or
-    read from the cache, when this is made."""
+    returned when they end (``finish``). The probes' engine is read from the cache or
+    compiled when this is made; the index is parsed when a line first needs it."""
 
     def __init__(
         self,
@@ -98,16 +98,14 @@ class LiveDiagnosis:
         context: int = CONTEXT_LINES,
         engine_name: str | None = None,
     ) -> None:
-        digest = None
-        if isinstance(index, IndexFile):
-            digest = index.digest
-            index = index.load()
-        self._index, self._engine_name, self._digest = index, engine_name, digest
+        lazy = LazyIndex(index)
+        digest = lazy.digest
+        self._index, self._engine_name, self._digest = lazy, engine_name, digest
         # One pass, as for standard input: the error-like lines are collected on the way.
-        self._matchers = Matchers(index, True, engine_name, digest)
+        self._matchers = Matchers(lazy, True, engine_name, digest)
         self._find = self._matchers.engine.find
         self._error_probes = True  # whether _find still reports the error-like keywords
-        self._tally = Tally(index, self._matchers, context)
+        self._tally = Tally(lazy, self._matchers, context)
         after = max(context, ROOT_CAUSE_LINES)
         self._streams = [_Stream(name, context, after) for name in names]
         self._arrivals = 0

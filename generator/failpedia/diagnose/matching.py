@@ -15,7 +15,7 @@ import heapq
 import re
 
 from failpedia.diagnose.candidates import LineHit
-from failpedia.diagnose.coarse import Engine, Probe, make_engine
+from failpedia.diagnose.coarse import Engine, HyperscanEngine, Probe, make_engine
 from failpedia.diagnose.exact import ExactPattern
 from failpedia.diagnose.findings import (
     Diagnosis,
@@ -27,7 +27,7 @@ from failpedia.diagnose.findings import (
 )
 from failpedia.diagnose.ordering import assumed_year_of, order_findings
 from failpedia.diagnose.sources import LogInput
-from failpedia.signatures.index_format import SignatureIndex
+from failpedia.signatures.index_format import LazyIndex, SignatureIndex
 from failpedia.signatures.line_rules import (
     BLANK,
     ERROR_LIKE,
@@ -44,48 +44,77 @@ from failpedia.signatures.line_rules import (
 _ROOT_RANK = re.compile(ROOT_CAUSE_RANK, re.ASCII)
 _ROOT_END = re.compile(ROOT_CAUSE_END, re.ASCII)
 # Part of the name under which an index file's compiled probes are cached: change it
-# whenever Matchers changes which probes it makes of an index, or in which order.
-_PROBE_FORM = "probes-1"
+# whenever Matchers changes which probes it makes of an index, or how they are numbered.
+_PROBE_FORM = "probes-2"
+# Probe numbers: torchrun's root-cause marker, the error-like keywords, then the
+# signature patterns in the index's order. They do not depend on the index's size, so an
+# engine read from the cache is used before the index is parsed, and a set of probes
+# without the error-like keywords numbers the patterns as a set with them does.
+ROOT_PROBE = 0
+ERROR_PROBES = frozenset(range(1, 1 + len(ERROR_LIKE)))
+FIRST_PATTERN = 1 + len(ERROR_LIKE)
 
 
 class Matchers:
-    """The probes of one run: every signature pattern, then the internal ones."""
+    """The probes of one run: torchrun's root-cause marker, the error-like keywords where
+    wanted, every signature pattern; and the engine that finds them."""
 
     def __init__(
         self,
-        index: SignatureIndex,
+        index: LazyIndex,
         with_error_like: bool,
         engine_name: str | None,
         digest: str | None = None,
         engine: Engine | None = None,
     ) -> None:
+        self._index = index
         # Each pattern is compiled for the exact check the first time its probe fires: a
         # log touches few of them, and compiling thousands up front costs seconds.
-        self.pattern_of: list[tuple[int, str]] = []
+        self._pattern_of: list[tuple[int, str]] | None = None
+        self._literals: list[tuple[str, ...]] = []  # each pattern's, once parsed
         self._compiled: dict[int, ExactPattern] = {}
-        probes: list[Probe] = []
-        for entry_index, entry in enumerate(index.entries):
-            for pattern in entry.patterns:
-                probes.append(Probe(pattern.canonical, pattern.literals))
-                self.pattern_of.append((entry_index, pattern.canonical))
-        self.root_probe = len(probes)
-        probes.append(Probe(None, (ROOT_CAUSE_MARKER,)))
-        self.error_probes: set[int] = set()
-        if with_error_like:
-            for _, literals, _ in ERROR_LIKE:
-                self.error_probes.add(len(probes))
-                probes.append(Probe(None, tuple(literals)))
+        self.root_probe = ROOT_PROBE
+        self.error_probes: frozenset[int] = ERROR_PROBES if with_error_like else frozenset()
         self.warning: str | None = None
+        identity = probe_identity(digest, with_error_like)
+        if engine is None and engine_name != "literal" and identity is not None:
+            engine = HyperscanEngine.cached(identity)
         if engine is None:
-            engine, self.warning = make_engine(
-                probes, engine_name, probe_identity(digest, with_error_like)
-            )
+            probes = [Probe(None, (ROOT_CAUSE_MARKER,), ROOT_PROBE)]
+            if with_error_like:
+                for number, (_, keywords, _) in zip(sorted(ERROR_PROBES), ERROR_LIKE, strict=True):
+                    probes.append(Probe(None, tuple(keywords), number))
+            patterns = zip(self.pattern_of, self._literals, strict=True)
+            for number, ((_, canonical), literals) in enumerate(patterns, start=FIRST_PATTERN):
+                probes.append(Probe(canonical, literals, number))
+            engine, self.warning = make_engine(probes, engine_name, identity)
         self.engine: Engine = engine
+
+    @property
+    def pattern_of(self) -> list[tuple[int, str]]:
+        """``(entry number, canonical pattern)`` of each pattern probe, from
+        ``FIRST_PATTERN`` on: the index is parsed here, when first needed."""
+        if self._pattern_of is None:
+            pattern_of: list[tuple[int, str]] = []
+            literals: list[tuple[str, ...]] = []
+            for entry_index, entry in enumerate(self._index.get().entries):
+                for pattern in entry.patterns:
+                    pattern_of.append((entry_index, pattern.canonical))
+                    literals.append(pattern.literals)
+            self._pattern_of, self._literals = pattern_of, literals
+        return self._pattern_of
+
+    def entry_of(self, probe: int) -> int | None:
+        """The entry number a probe's pattern belongs to; None for the internal probes."""
+        if probe < FIRST_PATTERN:
+            return None
+        return self.pattern_of[probe - FIRST_PATTERN][0]
 
     def exact(self, probe: int) -> ExactPattern:
         compiled = self._compiled.get(probe)
         if compiled is None:
-            compiled = self._compiled[probe] = ExactPattern(self.pattern_of[probe][1])
+            canonical = self.pattern_of[probe - FIRST_PATTERN][1]
+            compiled = self._compiled[probe] = ExactPattern(canonical)
         return compiled
 
 
@@ -106,12 +135,16 @@ class Tally:
     inputs that were read at the same time (a command's stdout and stderr) by when they
     came, and is 0 where inputs are read one after another."""
 
-    def __init__(self, index: SignatureIndex, matchers: Matchers, context: int) -> None:
-        self.index, self.matchers, self.context = index, matchers, context
+    def __init__(self, index: LazyIndex, matchers: Matchers, context: int) -> None:
+        self._index, self.matchers, self.context = index, matchers, context
         self.findings: dict[int, Finding] = {}
         self.root = RootCause()
         self._scorers = [(score, re.compile(source, re.ASCII)) for score, _, source in ERROR_LIKE]
         self._errors: list[tuple[int, tuple[int, ...], ErrorLine]] = []  # a min-heap
+
+    @property
+    def index(self) -> SignatureIndex:
+        return self._index.get()
 
     @property
     def has_error_lines(self) -> bool:
@@ -167,7 +200,7 @@ class Tally:
         """The findings, the one that started it first; error-like lines only if none."""
         findings = list(self.findings.values())
         assumed_year = assumed_year_of(findings)
-        ordered = order_findings(findings, self.index, self.root, assumed_year)
+        ordered = order_findings(findings, self.index, self.root, assumed_year) if findings else []
         error_lines = sorted((item for _, _, item in self._errors), key=lambda item: item.order)
         return Diagnosis(
             engine,
@@ -186,8 +219,8 @@ class Tally:
         # In the entry's order of patterns (probes are numbered in it): the first that
         # matches gives the span shown, as on the log page, whatever order a set keeps.
         for probe in sorted(hit.probes):
-            if probe < len(matchers.pattern_of):
-                entry_index = matchers.pattern_of[probe][0]
+            entry_index = matchers.entry_of(probe)
+            if entry_index is not None:
                 by_entry.setdefault(entry_index, []).append(matchers.exact(probe))
         if not by_entry:
             return

@@ -159,3 +159,23 @@ class IndexFile(NamedTuple):
                 f"{self.origin}: cannot read the signature index: {error}"
             ) from None
         return parse_index(data, self.origin)
+
+
+class LazyIndex:
+    """An index parsed the first time something needs it. ``diagnose`` scans with the
+    engine compiled for the file's digest; a log with no candidate line (an empty one, a
+    healthy one) never needs the entries, so at thousands of entries it does not pay to
+    parse them."""
+
+    __slots__ = ("_file", "_parsed", "digest")
+
+    def __init__(self, index: SignatureIndex | IndexFile) -> None:
+        self._file = index if isinstance(index, IndexFile) else None
+        self._parsed = index if isinstance(index, SignatureIndex) else None
+        self.digest = index.digest if isinstance(index, IndexFile) else None
+
+    def get(self) -> SignatureIndex:
+        if self._parsed is None:
+            assert self._file is not None  # one of the two is always there
+            self._parsed = self._file.load()
+        return self._parsed
