@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import Any, NamedTuple
 
 CONFIG_FILE = "mkdocs.yml"
 DEFAULT_ENTRIES_DIR = "entries"
@@ -80,25 +78,48 @@ def settings_from_options(
     )
 
 
-class _TolerantLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml even where it uses ``!!python/name`` or ``!ENV`` tags."""
+class ConfigValues(NamedTuple):
+    """What the settings take from ``mkdocs.yml``: the plugin's options, ``site_url``,
+    ``repo_url`` and ``docs_dir`` (plain data, which a cache can keep as JSON)."""
+
+    options: dict[str, Any]
+    site_url: str | None
+    repo_url: str | None
+    docs_dir: str | None
 
 
-_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+def read_config(path: Path) -> ConfigValues:
+    """The values of the ``mkdocs.yml`` at ``path``; defaults where there is none. Tags
+    such as ``!!python/name`` and ``!ENV`` read as nothing."""
+    import yaml  # here: a command that finds its settings cached never pays for it
 
+    class TolerantLoader(yaml.SafeLoader):
+        pass
 
-def read_settings(root: Path) -> ProjectSettings:
-    """The settings of the project in ``root``, read from its ``mkdocs.yml`` without
-    running mkdocs; a project without one gets the defaults."""
-    path = root / CONFIG_FILE
+    TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
     data: dict[str, Any] = {}
     if path.is_file():
-        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_TolerantLoader)
+        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=TolerantLoader)
         data = loaded if isinstance(loaded, dict) else {}
     options: dict[str, Any] = {}
     for plugin in data.get("plugins") or []:
         if isinstance(plugin, dict) and isinstance(plugin.get("failpedia"), dict):
             options = plugin["failpedia"]
+
+    def text(name: str) -> str | None:
+        value = data.get(name)
+        return value if isinstance(value, str) else None
+
+    return ConfigValues(options, text("site_url"), text("repo_url"), text("docs_dir"))
+
+
+def settings_from_config(root: Path, values: ConfigValues) -> ProjectSettings:
     return settings_from_options(
-        root, options, data.get("site_url"), data.get("repo_url"), data.get("docs_dir")
+        root, values.options, values.site_url, values.repo_url, values.docs_dir
     )
+
+
+def read_settings(root: Path) -> ProjectSettings:
+    """The settings of the project in ``root``, read from its ``mkdocs.yml`` without
+    running mkdocs; a project without one gets the defaults."""
+    return settings_from_config(root, read_config(root / CONFIG_FILE))

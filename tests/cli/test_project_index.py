@@ -160,3 +160,27 @@ def test_a_manifest_of_the_wrong_shape_is_only_a_miss(tmp_path: Path) -> None:
         again = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
         assert _found(again) == ["widget-jam"]
         assert again.stderr == ""
+
+
+@pytest.mark.slow
+def test_an_edited_mkdocs_yml_is_read_again(tmp_path: Path) -> None:
+    """What mkdocs.yml says is kept in the cache under its size and time: an edit that
+    moves the entries folder is followed on the next call, even one made long ago."""
+    root = copy_fixture(tmp_path)
+    cache = tmp_path / "cache"
+    log = tmp_path / "train.log"
+    log.write_text(f"{JAM_LINE}\n", encoding="utf-8")
+    config = root / "mkdocs.yml"
+    config.write_text("site_name: Mini\nplugins:\n  - failpedia\n", encoding="utf-8")
+    hour_ago = config.stat().st_mtime - 3600
+    os.utime(config, (hour_ago, hour_ago))
+    assert _found(_failpedia(cache, "--root", str(root), "diagnose", "--json", str(log)))
+    assert list((cache / "failpedia" / "settings").iterdir())  # kept: it is not recent
+    (root / "entries").rename(root / "other")
+    (root / "entries").mkdir()  # an empty catalog where the old settings point
+    config.write_text(
+        "site_name: Mini\nplugins:\n  - failpedia:\n      entries_dir: other\n", encoding="utf-8"
+    )
+    os.utime(config, (hour_ago + 60, hour_ago + 60))
+    moved = _failpedia(cache, "--root", str(root), "diagnose", "--json", str(log))
+    assert _found(moved) == ["widget-jam"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from failpedia.signatures.redaction import published_redactions
 
 LINE_CAP = 4096
 MAX_PREFIXES = 6
@@ -109,6 +108,10 @@ TIME_PARTS = ("year", "month", "day", "hour", "minute", "second", "fraction", "z
 
 def published_rules() -> dict[str, Any]:
     """Every rule and limit above, as ``signatures.json`` carries them for the log page."""
+    # Imported here: the redactions are compiled through the pattern dialect, which
+    # ``diagnose`` does not need to read a log.
+    from failpedia.signatures.redaction import published_redactions
+
     return {
         "line_cap": LINE_CAP,
         "max_carry": MAX_CARRY,
