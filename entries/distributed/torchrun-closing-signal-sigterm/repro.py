@@ -31,7 +31,7 @@ NPROC = 2
 SAMPLES, FEATURES = 7, 2
 
 
-def take_shard(data, rank: int, world: int):  # type: ignore[no-untyped-def]
+def take_shard(data, rank: int, world: int):
     """Rank `rank`'s samples: a reshape that assumes every shard holds the same count."""
     per_rank = math.ceil(SAMPLES / world)
     flat = data.flatten()[rank * per_rank * FEATURES : (rank + 1) * per_rank * FEATURES]
@@ -40,14 +40,14 @@ def take_shard(data, rank: int, world: int):  # type: ignore[no-untyped-def]
 
 if FIXED:
     # --- fix: start
-    def take_shard(data, rank: int, world: int):  # type: ignore[no-untyped-def]
+    def take_shard(data, rank: int, world: int):
         """Rank `rank`'s samples; the last shard may hold fewer of them."""
         return data.tensor_split(world)[rank]
 
     # --- fix: end
 
 
-def dataset():  # type: ignore[no-untyped-def]
+def dataset():
     import torch
 
     return torch.arange(SAMPLES * FEATURES, dtype=torch.float64).view(SAMPLES, FEATURES)

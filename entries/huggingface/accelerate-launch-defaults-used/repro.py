@@ -4,8 +4,8 @@ The project keeps its launch settings in `accelerate_config.yaml` beside the tra
 script (bf16 mixed precision, one process on the CPU), as repositories that ship an
 `accelerate` config do. `python repro.py` launches the script with `accelerate launch
 train.py` and no `--config_file`. This machine has no default config (`accelerate config`
-was never run here), so `accelerate launch` warns `The following values were not passed
-to \`accelerate launch\` and had defaults used instead:` and runs with
+was never run here), so `accelerate launch` warns "The following values were not passed
+to `accelerate launch` and had defaults used instead:" and runs with
 `--mixed_precision 'no'`: the model runs in float32, not the bf16 the project asked for.
 `python repro.py --fixed` passes the project's config with `--config_file`; the run
 reports bf16, and the check compares its output with the same layer run under
