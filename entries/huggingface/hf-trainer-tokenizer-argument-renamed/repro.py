@@ -23,7 +23,13 @@ from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast, Trainer, TrainingArguments
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    PreTrainedTokenizerFast,
+    Trainer,
+    TrainingArguments,
+)
 
 FIXED = "--fixed" in sys.argv[1:]
 
