@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-
 LINE_CAP = 4096
 MAX_PREFIXES = 6
 # The most of an unfinished line a reader carries on while it waits for the line's end: a
