@@ -127,7 +127,7 @@ def test_each_finding_is_one_github_command_at_its_matched_line() -> None:
     code, stdout, _ = diagnose("--format", "github", str(log))
     assert code == 0
     commands = workflow_commands(stdout)
-    assert len(commands) == len(stdout_lines(stdout)) == len(findings) == 4
+    assert len(commands) == len(stdout_lines(stdout)) == len(findings) == 5
     for (name, properties, message), finding in zip(commands, findings, strict=True):
         first = finding["first"]
         assert name == ("error" if finding["kind"] in FATAL_KINDS else "warning")
