@@ -558,7 +558,11 @@ function finish(state) {
     });
     if (!changed) break;
   }
-  findings.forEach(function (f) { f.level = level[f.entry.id]; });
+  var sources = new Set(edges.map(function (e) { return e[0]; }));
+  findings.forEach(function (f) {
+    f.level = level[f.entry.id];
+    f.leads = sources.has(f.entry.id);
+  });
   findings.sort(function (a, b) {
     for (var i = 0; i < order.keys.length; i++) {
       var compared = ORDER_KEYS[order.keys[i]](a, b);
@@ -585,6 +589,7 @@ function finish(state) {
 // How each key that signatures.json lists (order.keys, in the order findings are sorted
 // by) compares two findings, as generator/failpedia/diagnose/ordering.py computes it.
 var ORDER_KEYS = {
+  survived_alone: function (a, b) { return survivedAlone(a) - survivedAlone(b); },
   role: function (a, b) { return rankOf(order.roles, a.entry.role) - rankOf(order.roles, b.entry.role); },
   causal_level: function (a, b) { return a.level - b.level; },
   kind: function (a, b) { return rankOf(order.kinds, a.entry.kind) - rankOf(order.kinds, b.entry.kind); },
@@ -595,6 +600,11 @@ var ORDER_KEYS = {
                         [b.first.source, b.first.line, b.first.segment]);
   },
 };
+
+// 1 for a failure the run survives that causes no other finding, else 0.
+function survivedAlone(finding) {
+  return rankOf(order.kinds, finding.entry.kind) > 0 && !finding.leads ? 1 : 0;
+}
 
 // A role's or a kind's rank; one the table does not know ranks first, as in Python.
 function rankOf(table, name) {

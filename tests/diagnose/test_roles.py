@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from diagnose_helpers import diagnose_json, run_diagnose
-from helpers import TIMEOUT, copy_fixture, entry_data, write_entry_data
+from helpers import LIMIT, TIMEOUT, copy_fixture, entry_data, write_entry_data
 
 WRAPPER_LINE = "BazError: gadget 7 timed out after 45 seconds"
 CAUSE_LINE = "FooError: widget count 3 exceeds limit 2"
@@ -50,3 +50,33 @@ def test_a_wrapper_alone_points_to_the_error_it_carries(entries: Path, tmp_path:
         "this log: read the error it carries, which no entry matches yet."
     ) in " ".join(text.split())
     assert "other ranks" not in text
+
+
+def _make_warning(entries: Path, causes: list[str]) -> None:
+    root = entries.parent
+    data = entry_data(root, LIMIT)
+    data["kind"] = "warning"
+    if causes:
+        data["related"] = [
+            *(data.get("related") or []),
+            *({"id": target, "relation": "causes", "note": "It times out."} for target in causes),
+        ]
+    write_entry_data(root, LIMIT, data)
+
+
+def test_a_survived_warning_that_led_to_nothing_comes_after_a_wrapper(
+    entries: Path, tmp_path: Path
+) -> None:
+    """A warning the run survived above a worker's crash (a deprecation notice before a
+    launcher's exit status) says nothing of the crash: the wrapper comes first."""
+    _make_warning(entries, causes=[])
+    log = _log(tmp_path, CAUSE_LINE, WRAPPER_LINE)
+    result = diagnose_json("--entries", str(entries), log)
+    assert [item["id"] for item in result["findings"]] == ["gadget-timeout", "widget-limit"]
+
+
+def test_a_warning_that_causes_the_crash_still_comes_first(entries: Path, tmp_path: Path) -> None:
+    _make_warning(entries, causes=["gadget-timeout"])
+    log = _log(tmp_path, WRAPPER_LINE, CAUSE_LINE)
+    result = diagnose_json("--entries", str(entries), log)
+    assert [item["id"] for item in result["findings"]] == ["widget-limit", "gadget-timeout"]

@@ -105,6 +105,7 @@ class Finding:
         "in_root_block",
         "min_year",
         "level",
+        "leads",
         "first",
         "first_time",
         "root_cause",
@@ -122,6 +123,7 @@ class Finding:
         self.in_root_block = False
         self.min_year: int | None = None
         self.level = 0
+        self.leads = False  # causes another finding of the diagnosis: set when ordered
         self.first: Occurrence | None = None
         self.first_time: float | None = None
         self.root_cause = False  # on a rank torchrun named, or in its block: set when ordered

@@ -1,11 +1,12 @@
 """Put the failure that started it all first.
 
 Findings are sorted by the keys ``signatures.finding_order.FINDING_ORDER`` names, in its
-order (role, causal level, kind, torchrun's root cause, first time, first place); this
-module computes each key. A crash or a hang comes before a warning a run survives: where
-a warning is what led to the crash, the catalog says so with ``causes`` and the causal
-level puts it first. The site's log page sorts by the same list of keys, which it reads
-from ``signatures.json`` (``order``), in ``diagnose-worker.js``.
+order (a survived failure that causes nothing found, role, causal level, kind, torchrun's
+root cause, first time, first place); this module computes each key. A crash or a hang
+comes before a warning a run survives, a wrapper's crash too: where a warning is what led
+to the crash, the catalog says so with ``causes`` and the causal level puts it first.
+The site's log page sorts by the same list of keys, which it reads from
+``signatures.json`` (``order``), in ``diagnose-worker.js``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ def causal_levels(findings: list[Finding], index: SignatureIndex) -> None:
                 changed = True
         if not changed:
             break
+    sources = {source for source, _ in edges}
     for finding in findings:
         finding.level = level[finding.entry.id]
+        finding.leads = finding.entry.id in sources
 
 
 def order_findings(
@@ -78,6 +81,9 @@ def _first_place(finding: Finding) -> tuple[int, int, int, int]:
 
 # How each key FINDING_ORDER names is computed (the worker has the same table).
 KEYS: dict[str, Callable[[Finding], int | float | tuple[int, int, int, int]]] = {
+    "survived_alone": lambda finding: (
+        1 if KIND_ORDER.get(finding.entry.kind, 0) > 0 and not finding.leads else 0
+    ),
     "role": lambda finding: ROLE_ORDER.get(finding.entry.role, 0),
     "causal_level": lambda finding: finding.level,
     "kind": lambda finding: KIND_ORDER.get(finding.entry.kind, 0),

@@ -63,6 +63,10 @@ KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
 DEFAULT_YEAR = 1970
 # The keys findings are sorted by, in turn (the first that differs decides):
 FINDING_ORDER = (
+    # A failure the run survives (a warning, a silently wrong result) that causes no other
+    # finding goes after every failure that ends the run, wrappers included: a deprecation
+    # warning above a worker's crash says nothing of the crash.
+    "survived_alone",
     "role",  # ROLE_ORDER: an initiating failure first, a wrapper last
     "causal_level",  # after every found entry that causes it (the catalog's links)
     "kind",  # KIND_ORDER: a failure that ends the run before one it survives
