@@ -51,8 +51,8 @@ _PROBE_FORM = "probes-2"
 # engine read from the cache is used before the index is parsed, and a set of probes
 # without the error-like keywords numbers the patterns as a set with them does.
 ROOT_PROBE = 0
-ERROR_PROBES = frozenset(range(1, 1 + len(ERROR_LIKE)))
-FIRST_PATTERN = 1 + len(ERROR_LIKE)
+ERROR_PROBES = frozenset(range(ROOT_PROBE + 1, ROOT_PROBE + 1 + len(ERROR_LIKE)))
+FIRST_PATTERN = ROOT_PROBE + 1 + len(ERROR_LIKE)
 
 
 class Matchers:
@@ -71,7 +71,6 @@ class Matchers:
         # Each pattern is compiled for the exact check the first time its probe fires: a
         # log touches few of them, and compiling thousands up front costs seconds.
         self._pattern_of: list[tuple[int, str]] | None = None
-        self._literals: list[tuple[str, ...]] = []  # each pattern's, once parsed
         self._compiled: dict[int, ExactPattern] = {}
         self.root_probe = ROOT_PROBE
         self.error_probes: frozenset[int] = ERROR_PROBES if with_error_like else frozenset()
@@ -82,11 +81,11 @@ class Matchers:
         if engine is None:
             probes = [Probe(None, (ROOT_CAUSE_MARKER,), ROOT_PROBE)]
             if with_error_like:
-                for number, (_, keywords, _) in zip(sorted(ERROR_PROBES), ERROR_LIKE, strict=True):
+                for number, (_, keywords, _) in enumerate(ERROR_LIKE, start=ROOT_PROBE + 1):
                     probes.append(Probe(None, tuple(keywords), number))
-            patterns = zip(self.pattern_of, self._literals, strict=True)
-            for number, ((_, canonical), literals) in enumerate(patterns, start=FIRST_PATTERN):
-                probes.append(Probe(canonical, literals, number))
+            patterns = (pattern for entry in index.get().entries for pattern in entry.patterns)
+            for number, pattern in enumerate(patterns, start=FIRST_PATTERN):
+                probes.append(Probe(pattern.canonical, pattern.literals, number))
             engine, self.warning = make_engine(probes, engine_name, identity)
         self.engine: Engine = engine
 
@@ -95,13 +94,11 @@ class Matchers:
         """``(entry number, canonical pattern)`` of each pattern probe, from
         ``FIRST_PATTERN`` on: the index is parsed here, when first needed."""
         if self._pattern_of is None:
-            pattern_of: list[tuple[int, str]] = []
-            literals: list[tuple[str, ...]] = []
-            for entry_index, entry in enumerate(self._index.get().entries):
-                for pattern in entry.patterns:
-                    pattern_of.append((entry_index, pattern.canonical))
-                    literals.append(pattern.literals)
-            self._pattern_of, self._literals = pattern_of, literals
+            self._pattern_of = [
+                (entry_index, pattern.canonical)
+                for entry_index, entry in enumerate(self._index.get().entries)
+                for pattern in entry.patterns
+            ]
         return self._pattern_of
 
     def entry_of(self, probe: int) -> int | None:

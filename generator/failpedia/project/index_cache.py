@@ -23,14 +23,13 @@ import hashlib
 import json
 import os
 import pickle
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import failpedia
 from failpedia.settings import CONFIG_FILE, ProjectSettings
-from failpedia.signatures.hyperscan_form import cache_dir, write_cache
+from failpedia.signatures.hyperscan_form import cache_dir, trusted_before_ns, write_cache
 from failpedia.signatures.index_format import ENTRIES_FILE, INDEX_FILE, IndexFile
 from failpedia.signatures.nearest_rules import NEAREST_FILE
 
@@ -39,8 +38,6 @@ if TYPE_CHECKING:  # the catalog is loaded only where the cache has no index
 
 CACHE_FORMAT = "2"
 META_FILE = "meta.json"  # written last: its presence says the folder is whole
-# A file modified this recently may change again within its time's resolution: read it.
-RACY_SECONDS = 2.0
 # The package modules whose code shapes the index (a checkout's may be edited).
 COMPILER_PARTS = ("catalog", "signatures")
 PACKAGE_DIR = Path(failpedia.__file__).resolve().parent
@@ -67,19 +64,20 @@ def _is_input(name: str) -> bool:
     return name == "entry.yaml" or name.endswith(".py")
 
 
-def input_files(settings: ProjectSettings, folders: dict[str, list[object]]) -> list[str]:
+def input_files(
+    settings: ProjectSettings, folders: dict[str, list[object]], trusted_before: float
+) -> list[str]:
     """What the index is built from: the registries, each entry folder's ``entry.yaml``
     and Python files (its reproducer), and ``mkdocs.yml`` (the URLs).
 
     An entry folder's names are listed again only where its time changed (adding,
-    removing or renaming a file changes it) or is recent; ``folders`` holds the last
-    listing of each, and is updated here. Paths are strings: ``pathlib`` would cost more
-    than the system calls at thousands of entries."""
+    removing or renaming a file changes it) or is not older than ``trusted_before``;
+    ``folders`` holds the last listing of each, and is updated here. Paths are strings:
+    ``pathlib`` would cost more than the system calls at thousands of entries."""
     entries_dir = str(settings.entries_dir)
     join = os.path.join
     files = [join(settings.root, CONFIG_FILE), join(entries_dir, "categories.yaml")]
     files.append(join(entries_dir, "retired.yaml"))
-    recent = (time.time() - RACY_SECONDS) * 1e9
     listed: dict[str, list[object]] = {}
     try:
         categories = sorted(item.path for item in os.scandir(entries_dir) if item.is_dir())
@@ -97,7 +95,11 @@ def input_files(settings: ProjectSettings, folders: dict[str, list[object]]) -> 
         for folder, mtime in entries:
             old = folders.get(folder)
             kept = old[1] if isinstance(old, list) and len(old) == 2 and old[0] == mtime else None
-            if mtime < recent and isinstance(kept, list) and all(type(n) is str for n in kept):
+            if (
+                mtime < trusted_before
+                and isinstance(kept, list)
+                and all(type(n) is str for n in kept)
+            ):
                 names: list[str] = kept
             else:
                 try:
@@ -127,12 +129,14 @@ def file_stats(files: list[str]) -> list[list[int]]:
 
 
 def file_digests(
-    files: list[str], stats: list[list[int]], known: dict[str, list[object]]
+    files: list[str],
+    stats: list[list[int]],
+    known: dict[str, list[object]],
+    trusted_before: float,
 ) -> list[str]:
     """The digest of each file's bytes ("missing" where it cannot be read), read again
     only where its size or time differs from ``known`` (``path: [size, time, digest]``)
-    or is recent."""
-    recent = (time.time() - RACY_SECONDS) * 1e9
+    or is not older than ``trusted_before``."""
     digests = []
     for name, (size, mtime) in zip(files, stats, strict=True):
         old = known.get(name)
@@ -143,7 +147,7 @@ def file_digests(
             and len(old) == 3
             and old[0] == size
             and old[1] == mtime
-            and mtime < recent
+            and mtime < trusted_before
         ):
             digest = str(old[2])
         else:
@@ -199,13 +203,14 @@ def project_key(settings: ProjectSettings) -> str:
         }
     except (OSError, ValueError, KeyError, TypeError):
         folders, files, stats, key, same_head, known = {}, [], [], "", False, {}
-    now_files = input_files(settings, folders)
+    trusted_before = trusted_before_ns()
+    now_files = input_files(settings, folders, trusted_before)
     now_stats = file_stats(now_files)
-    recent = (time.time() - RACY_SECONDS) * 1e9
     newest = max((mtime for _, mtime in now_stats), default=0)
-    if same_head and key and now_files == files and now_stats == stats and newest < recent:
+    unchanged = same_head and now_files == files and now_stats == stats
+    if unchanged and key and newest < trusted_before:
         return key
-    now_digests = file_digests(now_files, now_stats, known)
+    now_digests = file_digests(now_files, now_stats, known, trusted_before)
     lines = head + [f"{name} {digest}" for name, digest in zip(now_files, now_digests, strict=True)]
     key = _digest("\n".join(lines).encode())
     kept = {

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 from failpedia.settings import (
@@ -26,11 +25,9 @@ from failpedia.settings import (
     read_settings,
     settings_from_config,
 )
-from failpedia.signatures.hyperscan_form import cache_dir, write_cache
+from failpedia.signatures.hyperscan_form import cache_dir, trusted_before_ns, write_cache
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
-# A file modified this recently may change again within its time's resolution: read it.
-RACY_SECONDS = 2.0
 
 
 def project_settings(root: Path) -> ProjectSettings:
@@ -57,7 +54,7 @@ def project_settings(root: Path) -> ProjectSettings:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     values = read_config(path)
-    if stat.st_mtime_ns < (time.time() - RACY_SECONDS) * 1e9:
+    if stat.st_mtime_ns < trusted_before_ns():
         try:
             data = json.dumps({"stamp": stamp, "values": list(values)})
         except (TypeError, ValueError):  # options JSON cannot hold are read every time

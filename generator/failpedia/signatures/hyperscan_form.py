@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,17 @@ def cache_dir() -> Path:
     """Where compiled databases and the engine's verdicts are cached for this user."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "failpedia"
+
+
+# A file modified this recently may change again within its time's resolution: the
+# cache's records of a file's size and time do not vouch for its bytes then.
+RACY_SECONDS = 2.0
+
+
+def trusted_before_ns() -> float:
+    """The modification time (ns) a file must be older than for its recorded size and
+    time to stand for its bytes (and a folder's for its listing)."""
+    return (time.time() - RACY_SECONDS) * 1e9
 
 
 def write_cache(path: Path, data: bytes) -> None:
