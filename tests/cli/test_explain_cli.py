@@ -36,11 +36,11 @@ def test_a_pasted_message_explains_the_entry_its_signature_names() -> None:
 
 @pytest.mark.slow
 def test_a_message_no_signature_matches_lists_the_nearest_entries() -> None:
-    done = explain("RuntimeError: CUDA error: too many resources requested for launch")
+    done = explain("RuntimeError: CUDA error: the launch timed out and was terminated")
     assert done.returncode == 1
     assert done.stderr == "failpedia explain: no entry's signature matches this message.\n"
     assert done.stdout.startswith("Not matches, only the entries nearest in wording to it:\n")
-    assert "triton-out-of-resource-shared-memory: https://" in done.stdout
+    assert "nccl-taking-process-down: https://" in done.stdout
 
 
 @pytest.mark.slow

@@ -236,7 +236,7 @@ def test_an_unmatched_log_shows_the_nearest_entries_as_not_matches(
     log = tmp_path / "train.log"
     log.write_text(
         "Traceback (most recent call last):\n"
-        "RuntimeError: CUDA error: too many resources requested for launch\n",
+        "RuntimeError: CUDA error: the launch timed out and was terminated\n",
         encoding="utf-8",
     )
     cli = diagnose_json(str(log))
@@ -250,8 +250,8 @@ def test_an_unmatched_log_shows_the_nearest_entries_as_not_matches(
     assert links.count() == len(cli["nearest"]) > 0
     first = cli["nearest"][0]
     assert links.first.inner_text() == first["title"]
-    assert first["id"] == "triton-out-of-resource-shared-memory"
-    assert links.first.get_attribute("href") == site_url + "compile/" + first["id"] + "/"
+    assert first["id"] == "nccl-taking-process-down"
+    assert links.first.get_attribute("href") == site_url + "distributed/" + first["id"] + "/"
     assert page.locator("ul.fp-nearest code").first.inner_text() == first["id"]
 
 
@@ -261,7 +261,7 @@ def test_the_answer_takes_the_place_of_the_log(open_page, site_url: str, tmp_pat
     diagnosis copies as Markdown."""
     page = open_page(390, 844)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    unmatched = "RuntimeError: CUDA error: too many resources requested for launch"
+    unmatched = "RuntimeError: CUDA error: the launch timed out and was terminated"
     log = "step 1\n" * 80 + "Traceback (most recent call last):\n" + unmatched
     page.fill(ROOT + " textarea", log)
     page.press(ROOT + " textarea", "Control+Enter")
