@@ -38,7 +38,7 @@ if FIXED:
     # --- fix: start
     # Import the submodule before torch.utils.tensorboard reads it as an attribute (or
     # upgrade to torch >= 1.11, or pin setuptools==59.5.0).
-    import distutils.version  # noqa: F401
+    import distutils.version
     # --- fix: end
 
 # torch 1.9.0 to 1.10.2, torch/utils/tensorboard/__init__.py, lines 2 to 4.
