@@ -38,7 +38,12 @@ FIXED = "--fixed" in sys.argv[1:]
 PRIVATE = os.path.join(sys.prefix, "failpedia-private")
 OLD_RELEASES = [
     os.path.join(PRIVATE, release)
-    for release in ("datasets-2.14.4", "fsspec-2023.10.0", "huggingface-hub-0.36.0", "pyarrow-20.0.0")
+    for release in (
+        "datasets-2.14.4",
+        "fsspec-2023.10.0",
+        "huggingface-hub-0.36.0",
+        "pyarrow-20.0.0",
+    )
 ]
 sys.path[:0] = OLD_RELEASES
 
