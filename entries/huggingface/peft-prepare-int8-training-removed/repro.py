@@ -17,7 +17,6 @@ matrices (names and count computed from the config), the adapted model's logits 
 only LoRA weights.
 """
 
-import os
 import sys
 import tempfile
 
