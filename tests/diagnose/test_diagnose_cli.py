@@ -386,6 +386,20 @@ def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
         assert finding["count"] == 1 and finding["first"]["line"] == 2
 
 
+@pytest.mark.slow
+def test_a_dot_matches_a_character_that_takes_several_bytes(tmp_path: Path) -> None:
+    """A pattern's ``.`` and negated classes stand for one character, however many bytes
+    UTF-8 spends on it: a line pasted through a web page with a curly apostrophe is found
+    as its straight form is, by both engines (the validator accepts such lines too)."""
+    straight = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+    log = tmp_path / "curly.log"
+    log.write_text(straight.replace("'", "\u2018") + "\n" + straight + "\n", encoding="utf-8")
+    for engine in ("hyperscan", "literal"):
+        [finding] = diagnose_json("--engine", engine, str(log))["findings"]
+        assert finding["id"] == "nvidia-smi-cannot-communicate"
+        assert finding["count"] == 2 and finding["first"]["line"] == 1
+
+
 def _python(script: str, log: Path) -> subprocess.CompletedProcess[bytes]:
     """Run ``script`` in a fresh interpreter with the log's path as its argument."""
     done = subprocess.run(
