@@ -90,7 +90,7 @@ print(f"inference on CPU: {predictions.dtype}, {tuple(predictions.shape)}")
 # --- check: start
 reference = torch.nn.Linear(8, 2)
 reference.load_state_dict(initial)
-for step in range(STEPS):  # plain float32 SGD: what training with AMP off must equal
+for _step in range(STEPS):  # plain float32 SGD: what training with AMP off must equal
     reference.zero_grad()
     F.mse_loss(reference(X), Y).backward()
     with torch.no_grad():

@@ -26,7 +26,7 @@ if FIXED:
     # --- fix: start
     AMP_DEVICE = DEVICE  # autocast and the scaler for the device the run really uses
     AMP_DTYPE = torch.float16 if DEVICE == "cuda" else torch.bfloat16
-    USE_SCALER = AMP_DTYPE == torch.float16  # bfloat16 has float32's range: no scaling
+    USE_SCALER = DEVICE == "cuda"  # float16 needs loss scaling; bfloat16 has float32's range
     # --- fix: end
 
 X = torch.randn(128, 16)
@@ -56,7 +56,7 @@ print(f"forward pass ran in {sorted(str(d) for d in forward_dtypes)}, loss scali
 assert forward_dtypes in ({torch.float16}, {torch.bfloat16}), forward_dtypes  # autocast ran
 reference = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
 reference.load_state_dict(initial)
-for step in range(STEPS):  # the same training in float32, SGD written out
+for _step in range(STEPS):  # the same training in float32, SGD written out
     reference.zero_grad()
     F.mse_loss(reference(X), Y).backward()
     with torch.no_grad():
