@@ -41,7 +41,7 @@ batches = [(xs[i : i + 10].tolist(), ys[i : i + 10].tolist()) for i in range(0, 
 weight = torch.zeros(1, requires_grad=True)
 bias = torch.zeros(1, requires_grad=True)
 optimizer = torch.optim.SGD([weight, bias], lr=0.1)
-for epoch in range(300):
+for _epoch in range(300):
     for x, y in batches:
         optimizer.zero_grad()
         prediction = to_tensor(x) * weight + to_tensor(bias)

@@ -57,7 +57,7 @@ if FIXED:
 try:
     ddp_model = wrap(model)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
-    for step in range(5):
+    for _step in range(5):
         optimizer.zero_grad()
         loss = nn.functional.cross_entropy(ddp_model(images.to(memory_format=torch.channels_last)), labels)
         loss.backward()
@@ -69,7 +69,7 @@ finally:
 # --- check: start
 # Reference: the same network, same start and data, trained with plain SGD and no DDP.
 ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
-for step in range(5):
+for _step in range(5):
     ref_optimizer.zero_grad()
     nn.functional.cross_entropy(reference(images), labels).backward()
     ref_optimizer.step()
