@@ -57,4 +57,5 @@ elif [ -n "$base" ]; then
   selection=()
 fi
 failpedia verify "${selection[@]}" --device cpu --jobs 2 --no-record --require-packages --require-containment
-python3 -m pytest "$@"
+# The slowest tests are listed, so a suite that grows slower shows where.
+python3 -m pytest --durations=25 "$@"
