@@ -73,7 +73,7 @@ for name, rows in (("train", TRAIN), ("test", TEST)):
     split = prepared[name]
     assert not {"id", "text", "label"} & set(split.column_names), split.column_names
     assert split["row"] == [r[0] for r in rows], (name, split["row"])
-    for (_, text, *label), ids in zip(rows, split["input_ids"]):
+    for (_, text, *_labels), ids in zip(rows, split["input_ids"]):
         assert ids == [VOCAB[w] for w in text.split()], (name, text, ids)
     if name == "train":
         assert split["labels"] == [r[2] for r in rows], split["labels"]

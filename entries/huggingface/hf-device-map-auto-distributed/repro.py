@@ -28,10 +28,10 @@ import tempfile
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import torch  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
-from accelerate import Accelerator  # noqa: E402
-from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel  # noqa: E402
+import torch
+import torch.multiprocessing as mp
+from accelerate import Accelerator
+from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
 
 FIXED = "--fixed" in sys.argv[1:]
 WORLD_SIZE, STEPS, BATCH, LENGTH = 2, 3, 4, 8

@@ -25,7 +25,11 @@ os.environ["HF_HOME"] = _home.name
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import torch  # noqa: E402
-from transformers import AutoModelForSequenceClassification, BertConfig, BertForSequenceClassification  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoModelForSequenceClassification,
+    BertConfig,
+    BertForSequenceClassification,
+)
 
 FIXED = "--fixed" in sys.argv[1:]
 REPO = "acme/ticket-classifier"

@@ -30,9 +30,9 @@ os.environ["HF_HOME"] = os.path.join(work, "hf-home")
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import datasets
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
+import datasets  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
+from transformers import PreTrainedTokenizerFast  # noqa: E402
 
 FIXED = "--fixed" in sys.argv[1:]
 datasets.disable_progress_bars()
