@@ -75,6 +75,7 @@ def test_compiled_matcher_is_reused_from_the_cache(tmp_path: Path) -> None:
     assert [path.stat().st_mtime_ns for path in databases] == [1] * len(databases)
 
 
+@pytest.mark.slow
 def test_an_index_file_is_matched_from_its_cached_databases(tmp_path: Path) -> None:
     """Given an index file, diagnose finds its compiled matcher by the file's content and
     starts scanning before parsing it: the second run finds what the first did without
