@@ -98,6 +98,7 @@ def _link_fields(url: str) -> tuple[str, dict[str, list[str]]]:
     return template, query
 
 
+@pytest.mark.slow
 def test_entry_pages_link_to_the_entry_wrong_form_with_the_id_filled_in(tmp_path: Path) -> None:
     out = tmp_path / "pages"
     subprocess.run(
