@@ -389,9 +389,9 @@ def test_lines_are_capped_before_matching(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_dot_matches_a_character_that_takes_several_bytes(tmp_path: Path) -> None:
-    """A pattern's ``.`` and negated classes stand for one character, however many bytes
-    UTF-8 spends on it: a line pasted through a web page with a curly apostrophe is found
-    as its straight form is, by both engines (the validator accepts such lines too)."""
+    """A pattern's ``.`` stands for one character, however many bytes UTF-8 spends on it:
+    a line pasted through a web page with a curly apostrophe is found as its straight form
+    is, by both engines (the validator accepts such lines too)."""
     straight = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
     log = tmp_path / "curly.log"
     log.write_text(straight.replace("'", "\u2018") + "\n" + straight + "\n", encoding="utf-8")
