@@ -9,6 +9,7 @@
 var CHUNK_BYTES = 4 << 20;
 
 var index = null;
+var loading = null;  // the promise of signatures.json, read and compiled
 var rules = null;
 var order = null;
 
@@ -617,16 +618,30 @@ function rankOf(table, name) {
 // page lists what `failpedia diagnose` lists. Loaded only when first needed.
 var nearest = null;
 
-async function nearestEntries(url, unmatched) {
-  if (!nearest) {
+var nearestLoading = null;
+
+// nearest.json, read and loaded into lunr once (null where it is of another format).
+function loadNearest(url) {
+  nearestLoading = nearestLoading || fetch(url).then(function (response) {
+    return response.json();
+  }).then(function (data) {
+    if (data.format !== 2) return null;
     importScripts(new URL("vendor/lunr.min.js", self.location.href).href);
-    var data = await (await fetch(url)).json();
-    if (data.format !== 1) return [];
-    nearest = { rules: data.rules, index: lunr.Index.load(data.lunr) };
+    return { rules: data.rules, ids: data.ids, index: lunr.Index.load(data.lunr) };
+  }).catch(function () { return null; });  // no nearest entries, and matching goes on
+  return nearestLoading;
+}
+
+// `anyScore`: the lines are looked up however little they read as errors (site search's
+// query, a message pasted whole).
+async function nearestEntries(url, unmatched, anyScore) {
+  if (!nearest) {
+    nearest = await loadNearest(url);
+    if (!nearest) return [];
   }
   var r = nearest.rules;
   var top = Math.max.apply(null, unmatched.map(function (item) { return item.score; }));
-  if (top < r.min_query_score) return [];
+  if (top < r.min_query_score && !anyScore) return [];
   var term = new RegExp(r.term, "g"), terms = [];
   unmatched.forEach(function (item) {
     if (item.score !== top) return;
@@ -639,8 +654,8 @@ async function nearestEntries(url, unmatched) {
   var scale = Math.pow(10, r.score_digits);
   var results = nearest.index.query(function (query) {
     terms.forEach(function (t) { query.term(t); });
-  }).map(function (item) {
-    return { ref: item.ref, score: Math.floor(item.score * scale + 0.5) / scale };
+  }).map(function (item) {  // a ref is the entry's position in nearest.json's ids
+    return { ref: nearest.ids[+item.ref], score: Math.floor(item.score * scale + 0.5) / scale };
   }).sort(function (a, b) {
     return b.score - a.score || (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
   });
@@ -649,7 +664,8 @@ async function nearestEntries(url, unmatched) {
   return results.filter(function (item) { return byId[item.ref]; }).slice(0, r.max_nearest)
     .map(function (item) {
       var entry = byId[item.ref];
-      return { id: entry.id, title: entry.title, url: entry.url, score: item.score };
+      return { id: entry.id, title: entry.title, url: entry.url, summary: entry.summary || "",
+               score: item.score };
     });
 }
 
@@ -708,8 +724,30 @@ onmessage = async function (event) {
   var request = event.data;
   try {
     if (!index) {
-      var response = await fetch(request.indexUrl);
-      compileIndex(await response.json());
+      // Once, however many requests arrive while it is read.
+      loading = loading || fetch(request.indexUrl).then(function (response) {
+        return response.json();
+      }).then(compileIndex);
+      await loading;
+    }
+    // Only signatures.json read and compiled, ahead of the first text (site search asks as
+    // its box is focused), and nearest.json read after it, unless it is already: a text no
+    // signature matches should not wait for it either. A text sent meanwhile is matched as
+    // soon as signatures.json is in, while nearest.json still downloads.
+    if (request.warm) {
+      postMessage({ type: "warm" });
+      if (request.nearest) {
+        loadNearest(new URL("nearest.json", request.indexUrl));
+      }
+      return;
+    }
+    // Only the entries nearest to lines the caller already has (site search asks, for a
+    // line no signature matches and no entry's message is close to).
+    if (request.nearestTo) {
+      var near = await nearestEntries(new URL("nearest.json", request.indexUrl), request.nearestTo,
+                                      !!request.anyScore);
+      postMessage({ type: "nearest", nearest: near });
+      return;
     }
     // Lines around each shown line: as many as asked, else the CLI's default (the rules').
     var state = newState(request.context === undefined ? rules.contextLines : request.context);

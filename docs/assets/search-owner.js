@@ -6,13 +6,17 @@
 // signatures.json: the same compiled patterns and the same line rules (log prefixes like
 // "[rank3]:" or a timestamp stripped, ANSI codes removed, the line cap) as the log page and
 // `failpedia diagnose`, so a message the command line recognizes is recognized here too.
-// Nothing leaves the browser. The worker is started when the search box is first focused
-// (it fetches signatures.json once), and each query is matched as it is typed, without the
+// Nothing leaves the browser. The worker is started once the page is idle, so that the
+// first paste does not wait for a thread to start; it fetches signatures.json when the
+// search box is first focused, and each query is matched as it is typed, without the
 // full-text search's debounce: one request at a time, the latest text next. Where no
 // signature matches, the entries with a message close to the query (search-paste.js's
 // closeness, over search/messages.json) are listed instead, with no part marked: an alias,
 // or a line cut short, is answered at once too, not when the full-text index has loaded.
-// Each listed entry shows its quick answer and a link to its fix.
+// Where no message is close either, and the query reads as an error, the entries nearest
+// to it in wording are listed, labelled as not matched: the worker ranks them over
+// nearest.json as `failpedia diagnose` and the log page do. Each listed entry shows its
+// quick answer and a link to its fix.
 //
 // search-paste.js asks `match` for the matcher's answer before it sends a query to the
 // full-text search, and hands that search's answer to `arrange`, which leaves out the pages
@@ -90,13 +94,24 @@
     });
   }
 
-  // What the page lists above the full-text results: the matched entries, else the close.
+  // What the page lists above the full-text results: the matched entries, else the close,
+  // else the nearest in wording.
   function listed(result) {
-    return result.findings.length ? result.findings : (result.close || []);
+    if (result.findings.length) return result.findings;
+    if (result.close && result.close.length) return result.close;
+    return result.nearest || [];
   }
 
-  function start() {
-    loadClose();
+  // Which of those it is: "matched", "close", "nearest" or "" (nothing listed).
+  function listedKind(result) {
+    if (result.findings.length) return "matched";
+    if (result.close && result.close.length) return "close";
+    return result.nearest && result.nearest.length ? "nearest" : "";
+  }
+
+  function signaturesUrl() { return new URL("signatures.json", siteRoot).href; }
+
+  function createWorker() {
     if (worker || failed) return;
     try {
       worker = new Worker(new URL("diagnose-worker.js", assets));
@@ -106,6 +121,16 @@
     }
     worker.onmessage = answered;
     worker.onerror = fail;
+  }
+
+  var warmed = false;
+  function start() {
+    loadClose();
+    createWorker();
+    if (worker && !warmed) {
+      warmed = true;
+      worker.postMessage({ indexUrl: signaturesUrl(), warm: true, nearest: true });
+    }
   }
 
   // The full-text index is requested once the matcher's first answer is drawn
@@ -122,6 +147,8 @@
     if (worker) worker.terminate();
     worker = null;
     inFlight = next = null;
+    if (reply) reply(null);
+    reply = null;
     waiting.forEach(function (resolvers, text) { settle(text, null); });
   }
 
@@ -148,29 +175,66 @@
       return;
     }
     inFlight = text;
-    worker.postMessage({ indexUrl: new URL("signatures.json", siteRoot).href, text: text,
-                         name: "search", context: 0 });
+    call({ indexUrl: signaturesUrl(), text: text, name: "search", context: 0 })
+      .then(function (message) { return message && withClose(text, message.result); })
+      .then(function (result) { return withNearest(text, result); })
+      .then(function (result) {
+        if (inFlight !== text) return;  // the matcher failed meanwhile
+        inFlight = null;
+        settle(text, result);
+        if (result) show(text, result);
+        indexAfterFirstAnswer();
+        if (next !== null) {
+          var following = next;
+          next = null;
+          ask(following);
+        }
+      });
+  }
+
+  // One request to the worker at a time: `reply` resolves it with the worker's answer (its
+  // "done" or "nearest" message), or with null where the worker failed.
+  var reply = null;
+  function call(message) {
+    if (!worker) return Promise.resolve(null);
+    return new Promise(function (resolve) {
+      reply = resolve;
+      worker.postMessage(message);
+    });
+  }
+
+  // A query of this many words or more is a message pasted whole, not words typed to
+  // search for: it is looked up by wording even where no word of it reads as an error (a
+  // warning cut off before its "UserWarning:").
+  var PASTED_WORDS = 8;
+
+  // The result with `nearest` (the entries nearest in wording to its most error-like
+  // lines, or to the whole text where it is a pasted message with none) where neither a
+  // signature matched nor a message is close.
+  function withNearest(text, result) {
+    if (!result || listedKind(result)) return Promise.resolve(result);
+    var request = { indexUrl: signaturesUrl(), nearestTo: result.unmatched };
+    if (!result.unmatched.length) {
+      if (text.trim().split(/\s+/).length < PASTED_WORDS) return Promise.resolve(result);
+      request.nearestTo = [{ score: 0, text: text }];
+      request.anyScore = true;
+    }
+    return call(request).then(function (message) {
+      result.nearest = message && message.nearest ? message.nearest : [];
+      return result;
+    });
   }
 
   function answered(event) {
     var message = event.data;
-    if (!message || message.type === "progress") return;
-    if (message.type !== "done") {  // signatures.json could not be read
+    if (!message || message.type === "progress" || message.type === "warm") return;
+    if (message.type !== "done" && message.type !== "nearest") {  // signatures.json unread
       fail();
       return;
     }
-    var text = inFlight;
-    withClose(text, message.result).then(function (result) {
-      inFlight = null;
-      settle(text, result);
-      if (result) show(text, result);
-      indexAfterFirstAnswer();
-      if (next !== null) {
-        var following = next;
-        next = null;
-        ask(following);
-      }
-    });
+    var resolve = reply;
+    reply = null;
+    if (resolve) resolve(message);
   }
 
   // The matcher's answer for `text` (null where there is none), once it has one.
@@ -266,8 +330,11 @@
       line.appendChild(document.createTextNode(parts[0]));
       line.appendChild(element("mark", null, parts[1]));
       line.appendChild(document.createTextNode(parts[2]));
-    } else {  // an entry close to the text: the entry's message it is close to
+    } else if (finding.message) {  // an entry close to the text: its message close to it
       line.textContent = finding.message;
+    } else {  // an entry nearest in wording: nothing of it matched
+      line.className += " fp-search-owner__nearest";
+      line.textContent = "Not matched: nearest in wording";
     }
     article.appendChild(line);
     if (finding.summary) {
@@ -296,7 +363,7 @@
     });
     block.hidden = !findings.length;
     shown = { query: query, findings: findings, errorLike: result.unmatched.length > 0,
-              matched: result.findings.length > 0 };
+              kind: listedKind(result) };
     writeCount();
   }
 
@@ -318,14 +385,17 @@
     if (!shown || !input || input.value !== shown.query) return null;  // not for this text
     var entries = shown.findings.length;
     var parts = [];
-    if (entries && shown.matched) {
+    if (entries && shown.kind === "matched") {
       parts.push(plural(entries, "1 entry matches this message", "# entries match this message"));
     } else if (shown.errorLike) {
       parts.push("No entry's signature matches this message");
     }
-    if (entries && !shown.matched) {
+    if (entries && shown.kind === "close") {
       parts.push(plural(entries, "1 entry has a message close to it",
                         "# entries have a message close to it"));
+    } else if (entries && shown.kind === "nearest") {
+      parts.push(plural(entries, "1 entry is nearest to it in wording",
+                        "the # entries nearest to it in wording are listed"));
     }
     if (pages && pages.query === shown.query) {
       var count = pages.count;
@@ -418,7 +488,7 @@
     var input = box();
     if (result && input && input.value === query && (!shown || shown.query !== query)) {
       shown = { query: query, findings: listed(result),
-                errorLike: result.unmatched.length > 0, matched: result.findings.length > 0 };
+                errorLike: result.unmatched.length > 0, kind: listedKind(result) };
     }
     var listedPages = new Set((shown && shown.query === query ? shown.findings : [])
       .map(function (finding) { return new URL(finding.url, siteRoot).pathname; }));
@@ -496,7 +566,17 @@
              settled: settled };
   }
 
+  // The worker is started once the page has loaded and is idle: starting a thread took a
+  // tenth of a second and more of the first paste's wait on a slow machine. It reads
+  // nothing until the search box is first used.
+  function startWorkerWhenIdle() {
+    if (window.requestIdleCallback) requestIdleCallback(createWorker, { timeout: 3000 });
+    else setTimeout(createWorker, 1000);
+  }
+
   window.failpediaSearchOwner = { match: match, line: line, arrange: arrange, state: state };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();
+  if (document.readyState === "complete") startWorkerWhenIdle();
+  else window.addEventListener("load", startWorkerWhenIdle);
 })();

@@ -8,10 +8,14 @@ variants and the real-world lines, is measured by the same scripts in Node
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import pytest
+from helpers import REPO_ROOT
 from search_cases import RANK_PREFIX, TIME_PREFIX, signature_cases
 
 BOX = "input[data-md-component=search-query]"
@@ -116,6 +120,45 @@ def test_count_tells_entries_and_pages(search_page) -> None:
     meta = search_page.locator(".md-search-result__meta").text_content().strip()
     assert re.fullmatch(r"\d+ pages? mentions? these words", meta), meta
     assert search_page.locator("[data-fp-search-owners] > li").count() == 0
+
+
+def test_unmatched_error_line_lists_the_entries_diagnose_finds_nearest(search_page) -> None:
+    """A line no signature matches and no entry's message is close to gets the entries
+    nearest to it in wording at once, in `failpedia diagnose`'s order, each labelled as
+    not matched and with its quick answer and fix link."""
+    line = "RuntimeError: loss became NaN"
+    diagnosed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "failpedia.cli",
+            "--root",
+            str(REPO_ROOT),
+            "diagnose",
+            "--json",
+            "-",
+        ],
+        input=line,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert diagnosed.returncode == 1, diagnosed.stderr  # 1: no known failure found
+    diagnosis = json.loads(diagnosed.stdout)
+    assert not diagnosis["findings"] and diagnosis["nearest"], diagnosis
+    _search(search_page, line)
+    listed = search_page.locator("[data-fp-search-owners] > li")
+    assert [item.get_attribute("data-entry") for item in listed.all()] == [
+        near["id"] for near in diagnosis["nearest"]
+    ]
+    labels = listed.locator(".fp-search-owner__nearest").all_text_contents()
+    assert labels == ["Not matched: nearest in wording"] * len(diagnosis["nearest"])
+    assert listed.first.locator(".fp-search-owner__answer").text_content().strip()
+    assert listed.first.locator("a.fp-search-owner__fix").get_attribute("href").endswith("#fix")
+    meta = search_page.locator(".md-search-result__meta").text_content().strip()
+    count = len(diagnosis["nearest"])
+    nearest = "1 entry is nearest" if count == 1 else f"the {count} entries nearest"
+    assert meta.startswith(f"No entry's signature matches this message; {nearest}"), meta
 
 
 def test_enter_opens_the_matched_entry(search_page) -> None:

@@ -91,7 +91,7 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
 
     documents = [
         {
-            "id": item.entry.id,
+            "id": str(position),
             "title": " ".join(terms_of([item.entry.title])),
             "messages": " ".join(
                 terms_of(
@@ -109,7 +109,7 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
             "summary": " ".join(terms_of([item.entry.summary])),
             "mechanism": " ".join(terms_of([item.entry.mechanism])),
         }
-        for item in catalog.entries
+        for position, item in enumerate(catalog.entries)
     ]
     index = lunr(
         ref="id",
@@ -120,6 +120,7 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
     return {
         "format": NEAREST_FORMAT,
         "rules": published_nearest_rules(),
+        "ids": [item.entry.id for item in catalog.entries],
         "lunr": index.serialize(),
     }
 

@@ -25,6 +25,7 @@ class NearestEntry(NamedTuple):
     id: str
     title: str
     url: str
+    summary: str  # the entry's quick answer, as the site's search lists it beside the title
     score: float
 
 
@@ -40,17 +41,22 @@ def nearest_entries(
     from lunr.index import Index  # loaded only when nothing matched
 
     register_stemmer()  # the query's words stemmed as the index's were, and as in lunr.js
+    ids = data.get("ids")
     try:
         ranking = Index.load(data["lunr"])
     except (KeyError, TypeError, ValueError):
         return []
+    if not isinstance(ids, list):
+        return []
     query = ranking.create_query()
     for term in terms:
         query.term(term)
-    found = rank([(result["ref"], result["score"]) for result in ranking.query(query)])
+    found = rank([(result["ref"], result["score"]) for result in ranking.query(query)], ids)
     entries = {entry.id: entry for entry in index.entries}
     return [
-        NearestEntry(ref, entries[ref].title, index.url(entries[ref]), score)
+        NearestEntry(
+            ref, entries[ref].title, index.url(entries[ref]), entries[ref].summary or "", score
+        )
         for ref, score in found
         if ref in entries
     ]

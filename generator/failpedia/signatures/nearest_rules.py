@@ -26,7 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 NEAREST_FILE = "nearest.json"
-NEAREST_FORMAT = 1
+# 2: lunr's documents are named by their position in ``ids`` (the entry ids), not by id,
+# which halved the file (an id was written once for every term of its entry).
+NEAREST_FORMAT = 2
 # A term: a letter, then letters and digits (dotted names, paths and snake_case split up,
 # numbers, addresses and sizes dropped, since they differ from one log to the next).
 TERM = r"[A-Za-z][A-Za-z0-9]+"
@@ -99,12 +101,17 @@ def terms_of(texts: list[str], limit: int | None = None) -> list[str]:
     return list(seen)
 
 
-def rank(results: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """The first ``MAX_NEAREST`` of lunr's ``(id, score)`` results, in the shared order."""
+def rank(results: list[tuple[str, float]], ids: list[str]) -> list[tuple[str, float]]:
+    """The first ``MAX_NEAREST`` of lunr's ``(ref, score)`` results as ``(id, score)``, in
+    the shared order; a ref names an entry by its position in ``ids``."""
     scale = 10**SCORE_DIGITS
     # floor(x * scale + 0.5) / scale: the same floating-point steps as the worker's
     # Math.round(x * scale) / scale, so both round every score alike.
-    rounded = [(ref, math.floor(score * scale + 0.5) / scale) for ref, score in results]
+    rounded = [
+        (ids[int(ref)], math.floor(score * scale + 0.5) / scale)
+        for ref, score in results
+        if ref.isdigit() and int(ref) < len(ids)
+    ]
     return sorted(rounded, key=lambda item: (-item[1], item[0]))[:MAX_NEAREST]
 
 
