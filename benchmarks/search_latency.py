@@ -4,13 +4,17 @@ the theme's own full-text search measured in the same run; and how big is what s
 Builds the site (`mkdocs build --strict`), serves it on 127.0.0.1 and, for every signature
 line and alias of the catalog and every line of `benchmarks/realworld/` that names its entry
 (as pasted), opens the home page in a fresh headless Chromium context (nothing cached) and,
-once it has loaded, opens the search, focuses the box and pastes the line in one go: the
-worst case, a reader whose paste follows the click at once. Nothing search needs is loaded
-before that: the signature matcher starts, and the full-text index is requested, when the
-box is focused. For each line it records, in the page, from the paste:
+once it has loaded and gone quiet (no request for half a second, Playwright's
+"networkidle": a reader takes at least that long to reach the box), opens the search,
+focuses the box and pastes the line in one go: a reader whose paste follows the click at
+once. Nothing search reads is loaded before that: the matcher's worker is started once the
+page is idle, but it fetches signatures.json (then nearest.json), and the full-text index
+is requested, only when the box is focused. For each line it records, in the page, from
+the paste:
 
 - first result: to the frame that draws the first result (the entry the signature matcher
-  lists, an entry with a message close to the line, or else the first full-text result);
+  lists, an entry with a message close to the line, the entries nearest to it in wording,
+  or else the first full-text result);
 - full text: for every `--full-every`-th line (default 10: a cold full-text search takes
   seconds), to the frame after the theme's full-text search has answered for the line too:
   what a reader waits for without the matcher.
@@ -105,7 +109,7 @@ def measure(site: Path, texts: list[str], full_every: int) -> list[dict[str, Any
         for number, text in enumerate(texts):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
-            page.goto(server.url, wait_until="load")
+            page.goto(server.url, wait_until="networkidle")
             times.append(page.evaluate(TIMES, [text, number % full_every == 0, TIMEOUT_MS]))
             context.close()
         browser.close()
@@ -133,6 +137,7 @@ def index_sizes(site: Path) -> dict[str, int]:
     for name, path in (
         ("signatures", site / "signatures.json"),
         ("messages", site / "search" / "messages.json"),
+        ("nearest", site / "nearest.json"),
     ):
         raw = path.read_bytes()
         sizes[f"{name}_bytes"] = len(raw)
@@ -187,6 +192,8 @@ def table(report: dict[str, Any]) -> str:
         f"| {sizes['signatures_gzip_bytes']:,} |",
         f"| search/messages.json (entries close to a line) | {sizes['messages_bytes']:,} "
         f"| {sizes['messages_gzip_bytes']:,} |",
+        f"| nearest.json (entries nearest in wording) | {sizes['nearest_bytes']:,} "
+        f"| {sizes['nearest_gzip_bytes']:,} |",
     ]
     return "\n".join(rows)
 
