@@ -736,9 +736,7 @@ onmessage = async function (event) {
     // soon as signatures.json is in, while nearest.json still downloads.
     if (request.warm) {
       postMessage({ type: "warm" });
-      if (request.nearest) {
-        loadNearest(new URL("nearest.json", request.indexUrl));
-      }
+      loadNearest(new URL("nearest.json", request.indexUrl));
       return;
     }
     // Only the entries nearest to lines the caller already has (site search asks, for a

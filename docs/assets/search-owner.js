@@ -97,9 +97,9 @@
   // What the page lists above the full-text results: the matched entries, else the close,
   // else the nearest in wording.
   function listed(result) {
-    if (result.findings.length) return result.findings;
-    if (result.close && result.close.length) return result.close;
-    return result.nearest || [];
+    var kind = listedKind(result);
+    if (kind === "matched") return result.findings;
+    return kind === "close" ? result.close : (result.nearest || []);
   }
 
   // Which of those it is: "matched", "close", "nearest" or "" (nothing listed).
@@ -129,7 +129,7 @@
     createWorker();
     if (worker && !warmed) {
       warmed = true;
-      worker.postMessage({ indexUrl: signaturesUrl(), warm: true, nearest: true });
+      worker.postMessage({ indexUrl: signaturesUrl(), warm: true });
     }
   }
 
