@@ -613,32 +613,56 @@ function rankOf(table, name) {
 }
 
 // The entries nearest in wording to the most error-like lines, where no signature matched:
-// lunr.js on the index lunr's Python port built (nearest.json), with the query and the
-// order that generator/failpedia/signatures/nearest_rules.py publishes in that file, so the
-// page lists what `failpedia diagnose` lists. Loaded only when first needed.
-var nearest = null;
-
+// ranked over nearest.json (each term's entries and weights, from the lunr index lunr's
+// Python port built) with the query, the scores and the order that
+// generator/failpedia/signatures/nearest_rules.py defines and publishes in that file, so
+// the page lists what `failpedia diagnose` lists. Loaded only when first needed.
 var nearestLoading = null;
 
-// nearest.json, read and loaded into lunr once (null where it is of another format).
+// nearest.json, read once (null where it is of another format), and lunr.js, whose stemmer
+// stems the query's words as the index's were.
 function loadNearest(url) {
   nearestLoading = nearestLoading || fetch(url).then(function (response) {
     return response.json();
   }).then(function (data) {
-    if (data.format !== 2) return null;
-    importScripts(new URL("vendor/lunr.min.js", self.location.href).href);
-    return { rules: data.rules, ids: data.ids, index: lunr.Index.load(data.lunr) };
+    if (data.format !== 3) return null;
+    if (typeof lunr === "undefined") {
+      importScripts(new URL("vendor/lunr.min.js", self.location.href).href);
+    }
+    return { rules: data.rules, ids: data.ids, terms: data.terms };
   }).catch(function () { return null; });  // no nearest entries, and matching goes on
   return nearestLoading;
 }
 
-// `anyScore`: the lines are looked up however little they read as errors (site search's
-// query, a message pasted whole).
-async function nearestEntries(url, unmatched, anyScore) {
-  if (!nearest) {
-    nearest = await loadNearest(url);
-    if (!nearest) return [];
-  }
+// Each entry's score for the query's stems, as nearest_rules.scores computes it: the sum
+// of each stem's count times its weight in the entry, over the query vector's length.
+function nearestScores(terms, stems) {
+  var counts = new Map();
+  stems.forEach(function (stem) {
+    if (Object.prototype.hasOwnProperty.call(terms, stem)) counts.set(stem, (counts.get(stem) || 0) + 1);
+  });
+  var squares = 0;
+  counts.forEach(function (count) { squares += count * count; });
+  var length = Math.sqrt(squares);
+  var found = new Map();
+  counts.forEach(function (count, stem) {
+    var held = terms[stem];
+    for (var i = 0; i < held.length; i += 2) {
+      found.set(held[i], (found.get(held[i]) || 0) + count * held[i + 1]);
+    }
+  });
+  var scored = [];
+  found.forEach(function (total, entry) { scored.push({ entry: entry, score: total / length }); });
+  return scored;
+}
+
+// The ids of the entries nearest in wording to `unmatched` (the lines of the highest
+// error-like score count), with their scores, in the shared order. `anyScore`: the lines
+// are looked up however little they read as errors (site search's query, pasted from a
+// log).
+async function nearestIds(url, unmatched, anyScore) {
+  var nearest = await loadNearest(url);
+  if (!nearest || !unmatched.length) return [];
   var r = nearest.rules;
   var top = Math.max.apply(null, unmatched.map(function (item) { return item.score; }));
   if (top < r.min_query_score && !anyScore) return [];
@@ -651,19 +675,28 @@ async function nearestEntries(url, unmatched, anyScore) {
     });
   });
   if (!terms.length) return [];
+  var stems = terms.map(function (word) { return lunr.stemmer(new lunr.Token(word)).toString(); });
   var scale = Math.pow(10, r.score_digits);
-  var results = nearest.index.query(function (query) {
-    terms.forEach(function (t) { query.term(t); });
-  }).map(function (item) {  // a ref is the entry's position in nearest.json's ids
-    return { ref: nearest.ids[+item.ref], score: Math.floor(item.score * scale + 0.5) / scale };
+  return nearestScores(nearest.terms, stems).filter(function (item) {
+    return item.entry >= 0 && item.entry < nearest.ids.length;
+  }).map(function (item) {
+    return { id: nearest.ids[item.entry], score: Math.floor(item.score * scale + 0.5) / scale };
   }).sort(function (a, b) {
-    return b.score - a.score || (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
+    return b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   });
+}
+
+// The log page's nearest entries: the first `max_nearest` of those ids that signatures.json
+// lists, with what the page shows of each.
+async function nearestEntries(url, unmatched) {
+  var found = await nearestIds(url, unmatched, false);
+  if (!found.length) return [];
   var byId = {};
   index.entries.forEach(function (entry) { byId[entry.data.id] = entry.data; });
-  return results.filter(function (item) { return byId[item.ref]; }).slice(0, r.max_nearest)
+  var nearest = await loadNearest(url);
+  return found.filter(function (item) { return byId[item.id]; }).slice(0, nearest.rules.max_nearest)
     .map(function (item) {
-      var entry = byId[item.ref];
+      var entry = byId[item.id];
       return { id: entry.id, title: entry.title, url: entry.url, summary: entry.summary || "",
                score: item.score };
     });
@@ -723,6 +756,23 @@ async function readFile(reader, file) {
 onmessage = async function (event) {
   var request = event.data;
   try {
+    // Site search's second worker reads only nearest.json, on a thread of its own, while
+    // the first reads and compiles signatures.json: `warm` reads it ahead of the first
+    // text, `nearestTo` ranks the entries for lines the caller already has (a query no
+    // signature matches, and no entry's message is close to), by id: the caller has the
+    // entries' titles from signatures.json.
+    if (request.nearestUrl) {
+      if (request.warm) {
+        await loadNearest(request.nearestUrl);
+        postMessage({ type: "warm" });
+        return;
+      }
+      var near = await nearestIds(request.nearestUrl, request.nearestTo, !!request.anyScore);
+      var loaded = await loadNearest(request.nearestUrl);
+      postMessage({ type: "nearest", nearest: near, most: loaded ? loaded.rules.max_nearest : 0,
+                    number: request.number });
+      return;
+    }
     if (!index) {
       // Once, however many requests arrive while it is read.
       loading = loading || fetch(request.indexUrl).then(function (response) {
@@ -731,20 +781,9 @@ onmessage = async function (event) {
       await loading;
     }
     // Only signatures.json read and compiled, ahead of the first text (site search asks as
-    // its box is focused), and nearest.json read after it, unless it is already: a text no
-    // signature matches should not wait for it either. A text sent meanwhile is matched as
-    // soon as signatures.json is in, while nearest.json still downloads.
+    // its box is focused). A text sent meanwhile is matched as soon as it is in.
     if (request.warm) {
       postMessage({ type: "warm" });
-      loadNearest(new URL("nearest.json", request.indexUrl));
-      return;
-    }
-    // Only the entries nearest to lines the caller already has (site search asks, for a
-    // line no signature matches and no entry's message is close to).
-    if (request.nearestTo) {
-      var near = await nearestEntries(new URL("nearest.json", request.indexUrl), request.nearestTo,
-                                      !!request.anyScore);
-      postMessage({ type: "nearest", nearest: near });
       return;
     }
     // Lines around each shown line: as many as asked, else the CLI's default (the rules').

@@ -13,10 +13,11 @@
 // signature matches, the entries with a message close to the query (search-paste.js's
 // closeness, over search/messages.json) are listed instead, with no part marked: an alias,
 // or a line cut short, is answered at once too, not when the full-text index has loaded.
-// Where no message is close either, and the query reads as an error, the entries nearest
-// to it in wording are listed, labelled as not matched: the worker ranks them over
-// nearest.json as `failpedia diagnose` and the log page do. Each listed entry shows its
-// quick answer and a link to its fix.
+// Where no message is close either, and the query reads as an error or was pasted from a
+// log, the entries nearest to it in wording are listed, labelled as not matched: a second
+// worker, which reads nearest.json from the same focus on, ranks them as `failpedia
+// diagnose` and the log page do. Each listed entry shows its quick answer and a link to
+// its fix.
 //
 // search-paste.js asks `match` for the matcher's answer before it sends a query to the
 // full-text search, and hands that search's answer to `arrange`, which leaves out the pages
@@ -64,10 +65,12 @@
         .then(function (both) {
           if (both[0].format !== 1) return null;
           var entries = new Map();
+          var byId = new Map();
           both[1].entries.forEach(function (entry) {
             entries.set(new URL(entry.url, siteRoot).pathname, entry);
+            byId.set(entry.id, entry);
           });
-          return { messages: both[0], entries: entries };
+          return { messages: both[0], entries: entries, byId: byId };
         })
         .catch(function () { return null; });
     }
@@ -85,12 +88,19 @@
     }).filter(Boolean).slice(0, MAX_ENTRIES);
   }
 
-  // The result with `close` (the entries close to the text) where no signature matched.
-  function withClose(text, result) {
+  // The result, where no signature matched, with `close` (the entries close to the text)
+  // and, where there are none, `nearest` (those nearest to it in wording), which the second
+  // worker ranks meanwhile.
+  function withUnmatched(text, result) {
     if (!result || result.findings.length || !text) return Promise.resolve(result);
+    var near = nearestIds(text, result);
     return loadClose().then(function (data) {
       result.close = closeEntries(text, data);
-      return result;
+      if (result.close.length) return result;
+      return near.then(function (found) {
+        result.nearest = nearestListed(found, data);
+        return result;
+      });
     });
   }
 
@@ -110,7 +120,12 @@
   }
 
   function signaturesUrl() { return new URL("signatures.json", siteRoot).href; }
+  function nearestUrl() { return new URL("nearest.json", siteRoot).href; }
 
+  // Two workers of the same script: the matcher, which reads signatures.json, and one that
+  // reads only nearest.json, on a thread of its own, so that reading it (a quarter of a
+  // second on a slow machine) neither holds up a match nor starts after one.
+  var nearWorker = null;
   function createWorker() {
     if (worker || failed) return;
     try {
@@ -121,6 +136,13 @@
     }
     worker.onmessage = answered;
     worker.onerror = fail;
+    try {
+      nearWorker = new Worker(new URL("diagnose-worker.js", assets));
+      nearWorker.onmessage = nearAnswered;
+      nearWorker.onerror = nearFailed;
+    } catch (error) {
+      nearWorker = null;
+    }
   }
 
   var warmed = false;
@@ -130,6 +152,7 @@
     if (worker && !warmed) {
       warmed = true;
       worker.postMessage({ indexUrl: signaturesUrl(), warm: true });
+      if (nearWorker) nearWorker.postMessage({ nearestUrl: nearestUrl(), warm: true });
     }
   }
 
@@ -176,8 +199,7 @@
     }
     inFlight = text;
     call({ indexUrl: signaturesUrl(), text: text, name: "search", context: 0 })
-      .then(function (message) { return message && withClose(text, message.result); })
-      .then(function (result) { return withNearest(text, result); })
+      .then(function (message) { return message && withUnmatched(text, message.result); })
       .then(function (result) {
         if (inFlight !== text) return;  // the matcher failed meanwhile
         inFlight = null;
@@ -192,8 +214,8 @@
       });
   }
 
-  // One request to the worker at a time: `reply` resolves it with the worker's answer (its
-  // "done" or "nearest" message), or with null where the worker failed.
+  // One request to the matcher at a time: `reply` resolves it with the worker's answer (its
+  // "done" message), or with null where the worker failed.
   var reply = null;
   function call(message) {
     if (!worker) return Promise.resolve(null);
@@ -207,28 +229,73 @@
   // search for: it is looked up by wording even where no word of it reads as an error (a
   // warning cut off before its "UserWarning:").
   var PASTED_WORDS = 8;
+  // So is a shorter one with anything but letters, spaces and hyphens in it: a log line or
+  // a name from one (`CUDNN_STATUS_NOT_INITIALIZED`, `eval_loss = nan`,
+  // `torch._inductor.exc.TritonMissing: ...`), not words typed to search for ("nan loss").
+  var NOT_TYPED_WORDS = /[^\p{L}\s-]/u;
 
-  // The result with `nearest` (the entries nearest in wording to its most error-like
-  // lines, or to the whole text where it is a pasted message with none) where neither a
-  // signature matched nor a message is close.
-  function withNearest(text, result) {
-    if (!result || listedKind(result)) return Promise.resolve(result);
-    var request = { indexUrl: signaturesUrl(), nearestTo: result.unmatched };
-    if (!result.unmatched.length) {
-      if (text.trim().split(/\s+/).length < PASTED_WORDS) return Promise.resolve(result);
-      request.nearestTo = [{ score: 0, text: text }];
-      request.anyScore = true;
+  // Whether `text`, which has no line that reads as an error, was pasted from a log.
+  function pastedFromLog(text) {
+    return NOT_TYPED_WORDS.test(text.trim()) || text.trim().split(/\s+/).length >= PASTED_WORDS;
+  }
+
+  // The ids (with scores, best first) of the entries nearest in wording to the most
+  // error-like lines of the text, or to the whole text where it was pasted from a log with
+  // no such line, and how many of them to list: from the second worker, none where it is
+  // missing or failed.
+  var nearRequests = new Map();  // request number -> its resolver
+  var nearNumber = 0;
+  function nearestIds(text, result) {
+    var lines = result.unmatched;
+    var anyScore = false;
+    if (!lines.length) {
+      if (!pastedFromLog(text)) return Promise.resolve(null);
+      lines = [{ score: 0, text: text }];
+      anyScore = true;
     }
-    return call(request).then(function (message) {
-      result.nearest = message && message.nearest ? message.nearest : [];
-      return result;
+    if (!nearWorker) return Promise.resolve(null);
+    nearNumber += 1;
+    var number = nearNumber;
+    return new Promise(function (resolve) {
+      nearRequests.set(number, resolve);
+      nearWorker.postMessage({ nearestUrl: nearestUrl(), nearestTo: lines, anyScore: anyScore,
+                               number: number });
     });
+  }
+
+  function nearAnswered(event) {
+    var message = event.data;
+    if (message && message.type === "error") nearFailed();  // nearest.json unread
+    if (!message || message.type !== "nearest") return;
+    var resolve = nearRequests.get(message.number);
+    nearRequests.delete(message.number);
+    if (resolve) resolve(message);
+  }
+
+  // Without the second worker only the nearest entries are missing.
+  function nearFailed() {
+    if (nearWorker) nearWorker.terminate();
+    nearWorker = null;
+    nearRequests.forEach(function (resolve) { resolve(null); });
+    nearRequests.clear();
+  }
+
+  // The nearest entries to list, as the matcher lists an entry (`first` null: nothing of
+  // the text matched), from the ids the second worker ranked and signatures.json.
+  function nearestListed(found, data) {
+    if (!found || !found.nearest || !data) return [];
+    return found.nearest.filter(function (item) { return data.byId.has(item.id); })
+      .slice(0, Math.min(found.most, MAX_ENTRIES)).map(function (item) {
+        var entry = data.byId.get(item.id);
+        return { id: entry.id, title: entry.title, url: entry.url, summary: entry.summary || "",
+                 first: null, score: item.score };
+      });
   }
 
   function answered(event) {
     var message = event.data;
     if (!message || message.type === "progress" || message.type === "warm") return;
-    if (message.type !== "done" && message.type !== "nearest") {  // signatures.json unread
+    if (message.type !== "done") {  // signatures.json unread
       fail();
       return;
     }

@@ -161,6 +161,19 @@ def test_unmatched_error_line_lists_the_entries_diagnose_finds_nearest(search_pa
     assert meta.startswith(f"No entry's signature matches this message; {nearest}"), meta
 
 
+def test_a_short_line_from_a_log_lists_the_nearest_entries_too(search_page) -> None:
+    """A name or a short line from a log with no error word (a status code, a metric) is
+    looked up by wording as a pasted message is, not left to the full-text search, while
+    words typed to search for ("nan loss") are."""
+    _search(search_page, "CUDNN_STATUS_NOT_INITIALIZED")
+    listed = search_page.locator("[data-fp-search-owners] > li")
+    assert listed.first.get_attribute("data-entry") == "cudnn-status-not-initialized"
+    labels = listed.locator(".fp-search-owner__nearest").all_text_contents()
+    assert labels and labels == ["Not matched: nearest in wording"] * listed.count()
+    meta = search_page.locator(".md-search-result__meta").text_content().strip()
+    assert re.match(r"The \d+ entries nearest to it in wording are listed", meta), meta
+
+
 def test_enter_opens_the_matched_entry(search_page) -> None:
     url, line = _case("autograd-leaf-inplace", "a view of a leaf Variable")
     _search(search_page, TIME_PREFIX + line)

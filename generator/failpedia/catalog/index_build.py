@@ -29,6 +29,7 @@ from failpedia.signatures.nearest_rules import (
     NEAREST_FORMAT,
     published_nearest_rules,
     register_stemmer,
+    term_weights,
     terms_of,
 )
 
@@ -74,9 +75,9 @@ def build_index(
 
 
 def build_nearest(catalog: Catalog) -> dict[str, Any]:
-    """``nearest.json``: lunr's index of every entry's title, wording (signatures, real
-    sightings, aliases), quick answer and mechanism, with the rules that turn a log's
-    lines into a query (``signatures.nearest_rules``)."""
+    """``nearest.json``: the weights of lunr's index of every entry's title, wording
+    (signatures, real sightings, aliases), quick answer and mechanism, term by term, with
+    the rules that turn a log's lines into a query (``signatures.nearest_rules``)."""
     # Only when the file is written, never on diagnose's start-up.
     from lunr import lunr
     from lunr.builder import Builder
@@ -121,7 +122,7 @@ def build_nearest(catalog: Catalog) -> dict[str, Any]:
         "format": NEAREST_FORMAT,
         "rules": published_nearest_rules(),
         "ids": [item.entry.id for item in catalog.entries],
-        "lunr": index.serialize(),
+        "terms": term_weights(index.serialize()),
     }
 
 

@@ -1,9 +1,9 @@
 """The entries nearest in wording to a log's most error-like lines, for when no signature
 matched: never findings, only where to look next.
 
-lunr ranks them (``nearest.json``, built by ``catalog.index_build.build_nearest``; the log
-page's worker queries the same file with lunr.js), with the query and the order that
-``signatures.nearest_rules`` defines for both.
+Ranked over ``nearest.json`` (lunr's weights, built by ``catalog.index_build.build_nearest``;
+the log page's worker ranks over the same file), with the query, the scores and the order
+that ``signatures.nearest_rules`` defines for both.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from failpedia.signatures.nearest_rules import (
     most_error_like,
     rank,
     register_stemmer,
+    scores,
     terms_of,
 )
 
@@ -38,20 +39,16 @@ def nearest_entries(
     terms = terms_of(most_error_like(lines), MAX_QUERY_TERMS)
     if not terms or not isinstance(data, dict) or data.get("format") != NEAREST_FORMAT:
         return []
-    from lunr.index import Index  # loaded only when nothing matched
+    ids, weights = data.get("ids"), data.get("terms")
+    if not isinstance(ids, list) or not isinstance(weights, dict):
+        return []
+    from lunr.token import Token  # loaded only when nothing matched
 
-    register_stemmer()  # the query's words stemmed as the index's were, and as in lunr.js
-    ids = data.get("ids")
+    stem = register_stemmer()  # the query's words stemmed as the index's were, and as in lunr.js
     try:
-        ranking = Index.load(data["lunr"])
-    except (KeyError, TypeError, ValueError):
+        found = rank(scores(weights, [str(stem(Token(term))) for term in terms]), ids)
+    except (TypeError, ValueError, IndexError):
         return []
-    if not isinstance(ids, list):
-        return []
-    query = ranking.create_query()
-    for term in terms:
-        query.term(term)
-    found = rank([(result["ref"], result["score"]) for result in ranking.query(query)], ids)
     entries = {entry.id: entry for entry in index.entries}
     return [
         NearestEntry(

@@ -1,13 +1,18 @@
 """How an entry is found by wording when no signature matches: the one set of rules that
 ``failpedia diagnose``, ``failpedia run`` and the log page share.
 
-The ranking itself is lunr's (the Python port builds and queries the index, lunr.js
-queries it in the browser): ``nearest.json`` holds lunr's serialized index, which both read
-unchanged, and the rules below, which the page's worker takes from that file. Texts and
-log lines become terms the same way on both sides (the lines of the highest error-like
-score, ``TERM``, lower-cased, joined by
-spaces, so lunr's own tokenizer has nothing left to split), and results are ordered by
-score rounded to ``SCORE_DIGITS`` places, then id, so float noise cannot reorder them.
+The ranking is lunr's: lunr's Python port builds the index (BM25 weights for each term of
+each entry's fields), and ``nearest.json`` holds, for each of its terms, the entries that
+hold it with the term's weight summed over their fields (``term_weights``). That is all a
+lunr query of plain terms reads (a field's boost is in its weights, and the query's vector
+is the same for every field): an entry's score is the sum, over the query's terms, of the
+term's count in the query times its weight in the entry, over the length of the query's
+vector (``scores``, and the worker's copy of it).
+The page's worker so reads a small table instead of loading lunr's index, which took it a
+fifth of a second. Texts and log lines become terms the same way on both sides (the
+lines of the highest error-like score, ``TERM``, lower-cased, each stemmed as lunr stems
+a query's words), and results are ordered by score rounded to ``SCORE_DIGITS`` places,
+then id, so float noise cannot reorder them.
 
 Both stem words with the Porter stemmer, but lunr's Python port (0.8) and lunr.js (2.3.9)
 differ at one step, a word's final ``y``: the port turns ``key``, ``array`` and ``display``
@@ -26,9 +31,9 @@ from collections.abc import Callable
 from typing import Any
 
 NEAREST_FILE = "nearest.json"
-# 2: lunr's documents are named by their position in ``ids`` (the entry ids), not by id,
-# which halved the file (an id was written once for every term of its entry).
-NEAREST_FORMAT = 2
+# 3: each term's entries (by their position in ``ids``) and weights, in place of lunr's
+# serialized index (format 2), which was four times the size and slow to load.
+NEAREST_FORMAT = 3
 # A term: a letter, then letters and digits (dotted names, paths and snake_case split up,
 # numbers, addresses and sizes dropped, since they differ from one log to the next).
 TERM = r"[A-Za-z][A-Za-z0-9]+"
@@ -101,16 +106,53 @@ def terms_of(texts: list[str], limit: int | None = None) -> list[str]:
     return list(seen)
 
 
-def rank(results: list[tuple[str, float]], ids: list[str]) -> list[tuple[str, float]]:
-    """The first ``MAX_NEAREST`` of lunr's ``(ref, score)`` results as ``(id, score)``, in
-    the shared order; a ref names an entry by its position in ``ids``."""
+def term_weights(serialized: dict[str, Any]) -> dict[str, list[float]]:
+    """From lunr's serialized index: for each term, ``[entry, weight, entry, weight, ...]``,
+    an entry by its position in ``ids`` and the weight the term has in its fields, summed
+    and rounded to the places lunr keeps (``SCORE_DIGITS``)."""
+    names = {int(posting["_index"]): term for term, posting in serialized["invertedIndex"]}
+    summed: dict[str, dict[int, float]] = {}
+    for field_ref, elements in serialized["fieldVectors"]:
+        entry = int(field_ref.rsplit("/", 1)[1])
+        for position in range(0, len(elements), 2):
+            held = summed.setdefault(names[int(elements[position])], {})
+            held[entry] = held.get(entry, 0.0) + elements[position + 1]
+    return {
+        term: [
+            number for entry in sorted(held) for number in (entry, round(held[entry], SCORE_DIGITS))
+        ]
+        for term, held in sorted(summed.items())
+    }
+
+
+def scores(weights: dict[str, list[float]], stems: list[str]) -> dict[int, float]:
+    """Each entry's score for a query of ``stems`` (its terms, stemmed): the sum of each
+    stem's count times its weight in the entry, over the query vector's length, counting
+    only the stems the index holds (lunr's score, summed over the fields)."""
+    counts: dict[str, int] = {}
+    for stem in stems:
+        if stem in weights:
+            counts[stem] = counts.get(stem, 0) + 1
+    length = math.sqrt(sum(count * count for count in counts.values()))
+    found: dict[int, float] = {}
+    for stem, count in counts.items():
+        held = weights[stem]
+        for position in range(0, len(held), 2):
+            entry = int(held[position])
+            found[entry] = found.get(entry, 0.0) + count * held[position + 1]
+    return {entry: total / length for entry, total in found.items()}
+
+
+def rank(results: dict[int, float], ids: list[str]) -> list[tuple[str, float]]:
+    """The first ``MAX_NEAREST`` of the entries' scores as ``(id, score)``, in the shared
+    order; an entry is named by its position in ``ids``."""
     scale = 10**SCORE_DIGITS
     # floor(x * scale + 0.5) / scale: the same floating-point steps as the worker's
-    # Math.round(x * scale) / scale, so both round every score alike.
+    # Math.floor(x * scale + 0.5) / scale, so both round every score alike.
     rounded = [
-        (ids[int(ref)], math.floor(score * scale + 0.5) / scale)
-        for ref, score in results
-        if ref.isdigit() and int(ref) < len(ids)
+        (ids[entry], math.floor(score * scale + 0.5) / scale)
+        for entry, score in results.items()
+        if 0 <= entry < len(ids)
     ]
     return sorted(rounded, key=lambda item: (-item[1], item[0]))[:MAX_NEAREST]
 
