@@ -7,9 +7,9 @@ line and alias of the catalog and every line of `benchmarks/realworld/` that nam
 once it has loaded and gone quiet (no request for half a second, Playwright's
 "networkidle": a reader takes at least that long to reach the box), opens the search,
 focuses the box and pastes the line in one go: a reader whose paste follows the click at
-once. Nothing search reads is loaded before that: the matcher's worker is started once the
-page is idle, but it fetches signatures.json (then nearest.json), and the full-text index
-is requested, only when the box is focused. For each line it records, in the page, from
+once. Nothing search reads is loaded before that: the matcher's two workers are started
+once the page is idle, but they fetch signatures.json (then nearest.json), and the
+full-text index is requested, only when the box is focused. For each line it records, in the page, from
 the paste:
 
 - first result: to the frame that draws the first result (the entry the signature matcher

@@ -15,8 +15,8 @@
 // or a line cut short, is answered at once too, not when the full-text index has loaded.
 // Where no message is close either, and the query reads as an error or was pasted from a
 // log, the entries nearest to it in wording are listed, labelled as not matched: a second
-// worker, which reads nearest.json from the same focus on, ranks them as `failpedia
-// diagnose` and the log page do. Each listed entry shows its quick answer and a link to
+// worker, which reads nearest.json once the first has read signatures.json, ranks them as
+// `failpedia diagnose` and the log page do. Each listed entry shows its quick answer and a link to
 // its fix.
 //
 // search-paste.js asks `match` for the matcher's answer before it sends a query to the
@@ -123,8 +123,10 @@
   function nearestUrl() { return new URL("nearest.json", siteRoot).href; }
 
   // Two workers of the same script: the matcher, which reads signatures.json, and one that
-  // reads only nearest.json, on a thread of its own, so that reading it (a quarter of a
-  // second on a slow machine) neither holds up a match nor starts after one.
+  // reads only nearest.json, on a thread of its own, so that reading it does not hold up a
+  // match. It starts reading once the matcher has compiled signatures.json: started
+  // together, the two slowed each other on a machine with two cores (a matched line's
+  // first result came 35 ms later, a line answered by the nearest entries 45 ms later).
   var nearWorker = null;
   function createWorker() {
     if (worker || failed) return;
@@ -152,7 +154,6 @@
     if (worker && !warmed) {
       warmed = true;
       worker.postMessage({ indexUrl: signaturesUrl(), warm: true });
-      if (nearWorker) nearWorker.postMessage({ nearestUrl: nearestUrl(), warm: true });
     }
   }
 
@@ -294,6 +295,9 @@
 
   function answered(event) {
     var message = event.data;
+    if (message && message.type === "warm" && nearWorker) {
+      nearWorker.postMessage({ nearestUrl: nearestUrl(), warm: true });
+    }
     if (!message || message.type === "progress" || message.type === "warm") return;
     if (message.type !== "done") {  // signatures.json unread
       fail();
