@@ -9,8 +9,8 @@ once it has loaded and gone quiet (no request for half a second, Playwright's
 focuses the box and pastes the line in one go: a reader whose paste follows the click at
 once. Nothing search reads is loaded before that: the matcher's two workers are started
 once the page is idle, but they fetch signatures.json (then nearest.json), and the
-full-text index is requested, only when the box is focused. For each line it records, in the page, from
-the paste:
+full-text index is requested, only when the box is focused. For each line it records, in
+the page, from the paste:
 
 - first result: to the frame that draws the first result (the entry the signature matcher
   lists, an entry with a message close to the line, the entries nearest to it in wording,
