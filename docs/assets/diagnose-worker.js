@@ -657,12 +657,11 @@ function nearestScores(terms, stems) {
 }
 
 // The ids of the entries nearest in wording to `unmatched` (the lines of the highest
-// error-like score count), with their scores, in the shared order. `anyScore`: the lines
-// are looked up however little they read as errors (site search's query, pasted from a
-// log).
-async function nearestIds(url, unmatched, anyScore) {
-  var nearest = await loadNearest(url);
-  if (!nearest || !unmatched.length) return [];
+// error-like score count), with their scores, in the shared order, from `nearest` (what
+// loadNearest read). `anyScore`: the lines are looked up however little they read as
+// errors (site search's query, pasted from a log).
+function nearestIds(nearest, unmatched, anyScore) {
+  if (!unmatched.length) return [];
   var r = nearest.rules;
   var top = Math.max.apply(null, unmatched.map(function (item) { return item.score; }));
   if (top < r.min_query_score && !anyScore) return [];
@@ -689,11 +688,11 @@ async function nearestIds(url, unmatched, anyScore) {
 // The log page's nearest entries: the first `max_nearest` of those ids that signatures.json
 // lists, with what the page shows of each.
 async function nearestEntries(url, unmatched) {
-  var found = await nearestIds(url, unmatched, false);
+  var nearest = await loadNearest(url);
+  var found = nearest ? nearestIds(nearest, unmatched, false) : [];
   if (!found.length) return [];
   var byId = {};
   index.entries.forEach(function (entry) { byId[entry.data.id] = entry.data; });
-  var nearest = await loadNearest(url);
   return found.filter(function (item) { return byId[item.id]; }).slice(0, nearest.rules.max_nearest)
     .map(function (item) {
       var entry = byId[item.id];
@@ -767,10 +766,10 @@ onmessage = async function (event) {
         postMessage({ type: "warm" });
         return;
       }
-      var near = await nearestIds(request.nearestUrl, request.nearestTo, !!request.anyScore);
       var loaded = await loadNearest(request.nearestUrl);
-      postMessage({ type: "nearest", nearest: near, most: loaded ? loaded.rules.max_nearest : 0,
-                    number: request.number });
+      postMessage({ type: "nearest", number: request.number,
+                    nearest: loaded ? nearestIds(loaded, request.nearestTo, !!request.anyScore) : [],
+                    most: loaded ? loaded.rules.max_nearest : 0 });
       return;
     }
     if (!index) {
