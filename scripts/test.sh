@@ -57,5 +57,6 @@ elif [ -n "$base" ]; then
   selection=()
 fi
 failpedia verify "${selection[@]}" --device cpu --jobs 2 --no-record --require-packages --require-containment
-# The slowest tests are listed, so a suite that grows slower shows where.
-python3 -m pytest --durations=25 "$@"
+# One test process per CPU (pytest-xdist); the slowest tests are listed, so a suite that
+# grows slower shows where.
+python3 -m pytest -n auto --durations=25 "$@"
