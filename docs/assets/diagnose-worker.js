@@ -686,19 +686,18 @@ function nearestIds(nearest, unmatched, anyScore) {
 }
 
 // The log page's nearest entries: the first `max_nearest` of those ids that signatures.json
-// lists, with what the page shows of each.
+// lists, as listed-entries.js lists them (site search lists its own with it too).
 async function nearestEntries(url, unmatched) {
   var nearest = await loadNearest(url);
   var found = nearest ? nearestIds(nearest, unmatched, false) : [];
   if (!found.length) return [];
+  if (typeof self.failpediaNearestListed === "undefined") {
+    importScripts(new URL("listed-entries.js", self.location.href).href);
+  }
   var byId = {};
   index.entries.forEach(function (entry) { byId[entry.data.id] = entry.data; });
-  return found.filter(function (item) { return byId[item.id]; }).slice(0, nearest.rules.max_nearest)
-    .map(function (item) {
-      var entry = byId[item.id];
-      return { id: entry.id, title: entry.title, url: entry.url, summary: entry.summary || "",
-               score: item.score };
-    });
+  return self.failpediaNearestListed(found, function (id) { return byId[id]; },
+                                     nearest.rules.max_nearest);
 }
 
 function compareTimes(a, b) {

@@ -281,16 +281,12 @@
     nearRequests.clear();
   }
 
-  // The nearest entries to list, as the matcher lists an entry (`first` null: nothing of
-  // the text matched), from the ids the second worker ranked and signatures.json.
+  // The nearest entries to list, as the log page lists them (listed-entries.js): at most
+  // as many as the rules allow and this list shows, with no part of the text marked.
   function nearestListed(found, data) {
     if (!found || !found.nearest || !data) return [];
-    return found.nearest.filter(function (item) { return data.byId.has(item.id); })
-      .slice(0, Math.min(found.most, MAX_ENTRIES)).map(function (item) {
-        var entry = data.byId.get(item.id);
-        return { id: entry.id, title: entry.title, url: entry.url, summary: entry.summary || "",
-                 first: null, score: item.score };
-      });
+    return window.failpediaNearestListed(found.nearest, function (id) { return data.byId.get(id); },
+                                         Math.min(found.most, MAX_ENTRIES));
   }
 
   function answered(event) {

@@ -267,7 +267,7 @@ const page = {
 };
 page.window = page;
 const pageContext = vm.createContext(page);
-for (const name of ["search-paste.js", "search-owner.js"]) {
+for (const name of ["search-paste.js", "listed-entries.js", "search-owner.js"]) {
   const file = path.join(SITE_DIR, "assets", name);
   document.currentScript = { src: SITE + "assets/" + name };
   vm.runInContext(fs.readFileSync(file, "utf8"), pageContext, { filename: file });
