@@ -80,3 +80,20 @@ def test_a_warning_that_causes_the_crash_still_comes_first(entries: Path, tmp_pa
     log = _log(tmp_path, WRAPPER_LINE, CAUSE_LINE)
     result = diagnose_json("--entries", str(entries), log)
     assert [item["id"] for item in result["findings"]] == ["widget-limit", "gadget-timeout"]
+
+
+def test_a_silently_wrong_result_comes_before_a_warning_seen_earlier(
+    entries: Path, tmp_path: Path
+) -> None:
+    """Neither ends the run, but a result that is silently wrong (gradients that never
+    flow) is what the reader has to act on, not a notice printed before it: the wrong
+    result comes first, whichever line came first."""
+    _make_warning(entries, causes=[])
+    root = entries.parent
+    data = entry_data(root, TIMEOUT)
+    data["kind"] = "silent-wrong-result"
+    data["role"] = "initiating"
+    write_entry_data(root, TIMEOUT, data)
+    log = _log(tmp_path, CAUSE_LINE, WRAPPER_LINE)
+    result = diagnose_json("--entries", str(entries), log)
+    assert [item["id"] for item in result["findings"]] == ["gadget-timeout", "widget-limit"]

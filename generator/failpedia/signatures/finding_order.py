@@ -54,8 +54,10 @@ def starter_text(roles: list[str], where: str) -> str:
     return STARTER_TEXT[0][1]
 
 
-# Failures a run survives come after those that end it, among otherwise equal findings.
-KIND_ORDER = {"crash": 0, "hang": 0, "warning": 1, "silent-wrong-result": 1}
+# Failures a run survives come after those that end it, among otherwise equal findings,
+# and of those a result silently wrong (gradients that never flow, data dropped) before a
+# warning: the wrong result is what the reader has to act on.
+KIND_ORDER = {"crash": 0, "hang": 0, "silent-wrong-result": 1, "warning": 2}
 
 
 # The year a time without one (glog's) is ordered in where no finding's time gives a year;
