@@ -600,6 +600,9 @@ var ORDER_KEYS = {
     return compareOrder([a.first.source, a.first.line, a.first.segment],
                         [b.first.source, b.first.line, b.first.segment]);
   },
+  first_match_length: function (a, b) {
+    return (b.first.match[1] - b.first.match[0]) - (a.first.match[1] - a.first.match[0]);
+  },
 };
 
 // 1 for a failure the run survives that causes no other finding, else 0.

@@ -97,3 +97,37 @@ def test_a_silently_wrong_result_comes_before_a_warning_seen_earlier(
     log = _log(tmp_path, CAUSE_LINE, WRAPPER_LINE)
     result = diagnose_json("--entries", str(entries), log)
     assert [item["id"] for item in result["findings"]] == ["gadget-timeout", "widget-limit"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        # gadget-timeout claims the line less specifically than widget-limit does
+        ("widget count \\d+", ["widget-limit", "gadget-timeout"]),
+        # ... or more: the whole line, with its error class and nothing after it
+        (
+            "^FooError: widget count \\d+ exceeds limit \\d+ \\(cap\\)$",
+            ["gadget-timeout", "widget-limit"],
+        ),
+    ],
+)
+def test_of_two_entries_claiming_one_line_the_longer_match_comes_first(
+    entries: Path, tmp_path: Path, claim: str, expected: list[str]
+) -> None:
+    """Where two entries' patterns match the same line and nothing else tells them apart,
+    the pattern that takes more of the line is the more specific, whichever entry it is."""
+    root = entries.parent
+    data = entry_data(root, TIMEOUT)
+    data["role"] = "initiating"
+    data["kind"] = "crash"
+    data["signatures"].append(
+        {
+            **data["signatures"][0],
+            "text": "FooError: widget count 3 exceeds limit 2 (cap)",
+            "pattern": claim,
+        }
+    )
+    write_entry_data(root, TIMEOUT, data)
+    log = _log(tmp_path, "FooError: widget count 3 exceeds limit 2 (cap)")
+    result = diagnose_json("--entries", str(entries), log)
+    assert [item["id"] for item in result["findings"]] == expected

@@ -79,6 +79,13 @@ def _first_place(finding: Finding) -> tuple[int, int, int, int]:
     return finding.first.order
 
 
+def _first_match_length(finding: Finding) -> int:
+    """The length of the first occurrence's match, negated: the longer first."""
+    assert finding.first is not None
+    start, end = finding.first.span
+    return start - end
+
+
 # How each key FINDING_ORDER names is computed (the worker has the same table).
 KEYS: dict[str, Callable[[Finding], int | float | tuple[int, int, int, int]]] = {
     "survived_alone": lambda finding: (
@@ -90,4 +97,5 @@ KEYS: dict[str, Callable[[Finding], int | float | tuple[int, int, int, int]]] = 
     "root_cause": lambda finding: 0 if finding.root_cause else 1,
     "first_time": _first_time,
     "first_place": _first_place,
+    "first_match_length": _first_match_length,
 }

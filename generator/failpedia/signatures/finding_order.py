@@ -75,6 +75,10 @@ FINDING_ORDER = (
     "root_cause",  # seen on the rank torchrun named as the root cause, or in that block
     "first_time",  # the earliest time a prefix gave its first occurrence; none last
     "first_place",  # where it was first seen: the input, the line, the segment
+    # Two entries that claim the same line: the one whose pattern takes more of it is the
+    # more specific ("Can't get attribute 'X' on <module '__main__' (built-in)>" over any
+    # "Can't get attribute 'X' on <module ...>"), so it goes first.
+    "first_match_length",
 )
 
 
