@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from failpedia.catalog.validate import load_catalog
+from failpedia.site.render import CAUSED_BY_SHOWN
 from helpers import LIMIT, copy_fixture, entry_data, write_entry_data
 from sitebuild import REPO, SiteServer, build_site
 
@@ -257,7 +258,15 @@ def test_caused_by_links_sit_right_under_the_quick_answer(built_site: Path) -> N
         assert following.startswith("<p><strong>Caused by:</strong>"), item.entry.id
         paragraph = following[: following.index("</p>")]
         linked = set(re.findall(r'href="[^"]*/([^/"]+)/"', paragraph))
-        assert linked == causes[item.entry.id], item.entry.id
+        every = causes[item.entry.id]
+        shown = min(len(every), CAUSED_BY_SHOWN)
+        assert linked <= every and len(linked) == shown, item.entry.id
+        if len(every) > shown:
+            # the rest are a link away: the Related section lists every cause
+            assert f'href="#caused-by">{len(every) - shown} more</a>' in paragraph, item.entry.id
+            section = article[article.index('id="caused-by"') :]
+            section = section[: section.index("</ul>")]
+            assert set(re.findall(r'href="[^"]*/([^/"]+)/"', section)) == every, item.entry.id
 
 
 # An entry written to end the JSON-LD script early and run its own.

@@ -98,6 +98,12 @@ def reproducer_source(item: CatalogEntry) -> str | None:
         return None
 
 
+# The "Caused by" line under the quick answer names at most this many entries, so that the
+# fix stays on the first screens of a wrapper many failures cause (the DataLoader worker's
+# exception); the Related section lists them all.
+CAUSED_BY_SHOWN = 3
+
+
 def make_environment(templates_dir: Path) -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
@@ -114,6 +120,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
         device_needed=DEVICE_NEEDED,
         kind_text=KIND_TEXT,
         relation_titles=RELATION_TITLES,
+        caused_by_shown=CAUSED_BY_SHOWN,
         release_history=signature_history,
         no_longer_emitted=no_longer_emitted_since,
         printed_by=printed_by,
